@@ -1,0 +1,26 @@
+/** What the gateway knows about the caller after a token was accepted. Never contains the token itself. */
+export interface AuthContext {
+  readonly issuer: string;
+  /** `sub`; absent for some client_credentials tokens. */
+  readonly subject: string | undefined;
+  /** `client_id` (or `azp`), when the token carries it. */
+  readonly clientId: string | undefined;
+  readonly scopes: ReadonlySet<string>;
+  readonly audience: readonly string[];
+  /** Expiry, milliseconds since the epoch. */
+  readonly expiresAt: number;
+  readonly tokenKind: 'jwt' | 'introspection';
+}
+
+/**
+ * Validates a bearer token for one route. Resolves an AuthContext or rejects with a GatewayError whose code is
+ * `invalid_token` (the token is bad) or `auth_unavailable` (the gateway cannot decide now). Never anything else.
+ */
+export interface TokenVerifier {
+  verify(token: string): Promise<AuthContext>;
+  /** True once the verifier can decide (e.g. JWKS fetched at least once). */
+  isReady(): boolean;
+  /** Warm-up at start (fetch JWKS); never throws. */
+  warm(): Promise<void>;
+  close(): Promise<void>;
+}

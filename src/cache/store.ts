@@ -1,0 +1,19 @@
+/**
+ * A small key/value store with TTLs shared by the introspection cache (and later session bindings, upstream
+ * tokens, rate limits). Implementations NEVER throw and never hang: a failed or slow backend answers like a miss
+ * (`undefined` / `false`) within its command timeout, because the cache is an optimisation, not a dependency.
+ * Keys are opaque strings built by callers from HMACs; values are small JSON strings, never tokens.
+ */
+export interface CacheStore {
+  get(key: string): Promise<string | undefined>;
+  /** Stores `value` for `ttlMs` (> 0). Resolves false when the backend did not take it. */
+  set(key: string, value: string, ttlMs: number): Promise<boolean>;
+  delete(key: string): Promise<boolean>;
+  /** For /readyz and metrics; never fails readiness. */
+  status(): CacheStatus;
+  close(): Promise<void>;
+}
+
+export type CacheStatus =
+  | { readonly backend: 'memory'; readonly state: 'ready' }
+  | { readonly backend: 'redis'; readonly state: 'ready' | 'connecting' | 'unavailable' };

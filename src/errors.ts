@@ -1,0 +1,53 @@
+/**
+ * Every failure a request can end in. The closed union is mapped exhaustively to a status and a response
+ * shape in one place (src/auth/responses.ts); a `GatewayError` never carries a token or a secret.
+ */
+export type GatewayErrorCode =
+  /** No Authorization header, or a scheme other than Bearer → 401 without `error`. */
+  | 'missing_token'
+  /** Malformed or duplicated Authorization header, token in query/body → 400 invalid_request. */
+  | 'invalid_request'
+  /** Token present but not acceptable → 401 invalid_token. */
+  | 'invalid_token'
+  /** Token valid, scopes missing → 403 insufficient_scope. */
+  | 'insufficient_scope'
+  /** The gateway cannot decide (JWKS / introspection unreachable or malformed) → 503 + Retry-After. */
+  | 'auth_unavailable'
+  /** Request Origin not allowed for the route → 403 without challenge. */
+  | 'origin_forbidden'
+  /** Body is not one JSON-RPC message (batch, not JSON, not an object) → 400 with a JSON-RPC error. */
+  | 'invalid_jsonrpc'
+  | 'payload_too_large'
+  | 'not_found'
+  | 'upstream_unreachable'
+  /** Upstream answered 401/403: its challenge is never relayed to the client. */
+  | 'upstream_rejected'
+  | 'upstream_timeout'
+  /** Shutting down: new requests are refused so clients go to another replica. */
+  | 'draining';
+
+export interface GatewayErrorOptions {
+  /** Internal, log-safe detail (an error code such as `ERR_JWT_EXPIRED`, never input). */
+  readonly reason?: string;
+  /** For insufficient_scope: every scope the operation needs. */
+  readonly requiredScopes?: readonly string[];
+  readonly cause?: unknown;
+}
+
+export class GatewayError extends Error {
+  readonly code: GatewayErrorCode;
+  readonly reason: string | undefined;
+  readonly requiredScopes: readonly string[] | undefined;
+
+  constructor(code: GatewayErrorCode, options: GatewayErrorOptions = {}) {
+    super(options.reason ? `${code}: ${options.reason}` : code, { cause: options.cause });
+    this.name = 'GatewayError';
+    this.code = code;
+    this.reason = options.reason;
+    this.requiredScopes = options.requiredScopes;
+  }
+}
+
+export function isGatewayError(error: unknown): error is GatewayError {
+  return error instanceof GatewayError;
+}
