@@ -1,0 +1,278 @@
+import { deepFreeze, immutableMap, immutableSet } from './freeze.js';
+import type { ConfigProblem } from './problem.js';
+import type { RawConfig } from './schema.js';
+import { Secret } from './secret.js';
+import type {
+  CompiledConfig,
+  CompiledRoute,
+  IntrospectionSettings,
+  JwtSettings,
+  PolicySettings,
+  UpstreamAuth,
+} from './types.js';
+import { isInsecureHttp } from './url.js';
+
+/** RFC 9728 §3.1: the PRM path is this prefix followed by the resource's path. */
+export const WELL_KNOWN_PRM = '/.well-known/oauth-protected-resource';
+
+type RawRoute = RawConfig['routes'][number];
+/** A route before the shape-B (default) route is chosen. */
+type PartialRoute = Omit<CompiledRoute, 'isDefault'>;
+
+export type CompileResult = { config: CompiledConfig } | { problems: ConfigProblem[] };
+
+/**
+ * Checks spanning several values (uniqueness, default route, http allowed only by `allow_insecure_http`) and
+ * builds the frozen `CompiledConfig`. `referencedPaths` lists the strings written as secret references, so
+ * literal secrets can be warned about.
+ */
+export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<string> = new Set()): CompileResult {
+  const publicUrl = raw.public_url.replace(/\/$/, '');
+  const routes = raw.routes.map((route) => compileRoute(route, publicUrl));
+  const shapeBIndex = raw.routes.length === 1 ? 0 : raw.routes.findIndex((route) => route.default);
+  const problems = [
+    ...insecureHttpProblems(raw),
+    ...uniquenessProblems(raw.routes, routes),
+    ...defaultRouteProblems(raw.routes, routes, shapeBIndex),
+  ];
+  if (problems.length > 0) return { problems };
+
+  const compiledRoutes = routes.map((route, index) => ({ ...route, isDefault: index === shapeBIndex }));
+  const shapeB = compiledRoutes[shapeBIndex];
+  const config: CompiledConfig = {
+    listen: { host: raw.listen.host, port: raw.listen.port },
+    publicUrl: new URL(publicUrl),
+    allowInsecureHttp: raw.allow_insecure_http,
+    routes: compiledRoutes,
+    routesByPath: immutableMap(compiledRoutes.map((route) => [route.path, route])),
+    routesByMetadataPath: immutableMap([
+      ...compiledRoutes.map((route) => [route.metadataPath, route] as const),
+      ...(shapeB ? [[WELL_KNOWN_PRM, shapeB] as const] : []),
+    ]),
+    cache: {
+      redisUrl: optionalSecret(raw.cache.redis_url),
+      keySecret: optionalSecret(raw.cache.key_secret),
+      keyPrefix: raw.cache.key_prefix,
+    },
+    limits: { maxBodyBytes: raw.limits.max_body_bytes, maxTokenBytes: raw.limits.max_token_bytes },
+    logLevel: raw.log.level,
+    warnings: warnings(raw, referencedPaths),
+  };
+  return { config: deepFreeze(config) };
+}
+
+/** RFC 9728 §3.1 PRM path: well-known prefix + resource path, a terminating slash removed. */
+export function metadataPathOf(resource: string): string {
+  return WELL_KNOWN_PRM + new URL(resource).pathname.replace(/\/$/, '');
+}
+
+function compileRoute(raw: RawRoute, publicUrl: string): PartialRoute {
+  const resource = raw.resource ?? publicUrl + raw.path;
+  const metadataPath = metadataPathOf(resource);
+  const { jwt, introspection } = raw.tokens;
+  return {
+    name: raw.name,
+    path: raw.path,
+    resource,
+    metadataPath,
+    // The PRM is served by the gateway, so its URL is on the public origin even when `resource` is elsewhere.
+    metadataUrl: new URL(publicUrl).origin + metadataPath,
+    upstream: {
+      url: new URL(raw.upstream.url),
+      auth: compileUpstreamAuth(raw.upstream.auth),
+      connectTimeout: raw.upstream.timeouts.connect,
+      headersTimeout: raw.upstream.timeouts.headers,
+      bodyIdleTimeout: raw.upstream.timeouts.body_idle,
+    },
+    authorizationServers: raw.authorization_servers,
+    scopesSupported: raw.scopes_supported,
+    resourceName: raw.resource_name,
+    resourceDocumentation: raw.resource_documentation,
+    tokens: {
+      jwt: jwt && compileJwt(jwt, resource),
+      introspection: introspection && compileIntrospection(introspection, jwt?.issuer),
+    },
+    policy: compilePolicy(raw.policy),
+    cors: {
+      anyOrigin: raw.cors.allowed_origins.includes('*'),
+      allowedOrigins: immutableSet(
+        raw.cors.allowed_origins.filter((origin) => origin !== '*').map((origin) => origin.toLowerCase()),
+      ),
+      maxAge: raw.cors.max_age,
+    },
+  };
+}
+
+function compileUpstreamAuth(auth: RawRoute['upstream']['auth']): UpstreamAuth {
+  switch (auth.type) {
+    case 'none':
+      return { type: 'none' };
+    case 'bearer':
+      return { type: 'bearer', token: new Secret(auth.token) };
+    case 'header':
+      return { type: 'header', name: auth.name, value: new Secret(auth.value) };
+  }
+}
+
+function compileJwt(jwt: NonNullable<RawRoute['tokens']['jwt']>, resource: string): JwtSettings {
+  return {
+    issuer: jwt.issuer,
+    jwksUri: jwt.jwks_uri === undefined ? undefined : new URL(jwt.jwks_uri),
+    algorithms: jwt.algorithms,
+    audience: jwt.audience ?? resource,
+    strictAudience: jwt.strict_audience,
+    clockTolerance: jwt.clock_tolerance,
+    requireTyp: jwt.require_typ,
+    maxLifetime: jwt.max_lifetime,
+    jwksStaleWindow: jwt.jwks_stale_window,
+    jwksCooldown: jwt.jwks_cooldown,
+    fetchTimeout: jwt.fetch_timeout,
+  };
+}
+
+function compileIntrospection(
+  introspection: NonNullable<RawRoute['tokens']['introspection']>,
+  jwtIssuer: string | undefined,
+): IntrospectionSettings {
+  return {
+    endpoint: new URL(introspection.endpoint),
+    clientId: introspection.client_id,
+    clientSecret: optionalSecret(introspection.client_secret),
+    authMethod: introspection.auth_method,
+    issuer: introspection.issuer ?? jwtIssuer,
+    timeout: introspection.timeout,
+    maxTtl: introspection.cache.max_ttl,
+    negativeTtl: introspection.cache.negative_ttl,
+  };
+}
+
+function compilePolicy(policy: RawRoute['policy']): PolicySettings {
+  const toMap = (record: Record<string, string[]>) => immutableMap(Object.entries(record));
+  return {
+    scopes: policy.scopes,
+    tools: toMap(policy.tools),
+    methods: toMap(policy.methods),
+    resources: toMap(policy.resources),
+    prompts: toMap(policy.prompts),
+  };
+}
+
+function optionalSecret(value: string | undefined): Secret | undefined {
+  return value === undefined ? undefined : new Secret(value);
+}
+
+/** Every URL that must be https unless it points at this machine or `allow_insecure_http` is set. */
+function insecureHttpProblems(raw: RawConfig): ConfigProblem[] {
+  if (raw.allow_insecure_http) return [];
+  const urls: [string, string | undefined][] = [['public_url', raw.public_url]];
+  raw.routes.forEach((route, index) => {
+    const at = `routes.${index}`;
+    const { jwt, introspection } = route.tokens;
+    urls.push(
+      [`${at}.resource`, route.resource],
+      [`${at}.resource_documentation`, route.resource_documentation],
+      ...route.authorization_servers.map((url, n): [string, string] => [`${at}.authorization_servers.${n}`, url]),
+      [`${at}.tokens.jwt.issuer`, jwt?.issuer],
+      [`${at}.tokens.jwt.jwks_uri`, jwt?.jwks_uri],
+      [`${at}.tokens.introspection.endpoint`, introspection?.endpoint],
+      [`${at}.tokens.introspection.issuer`, introspection?.issuer],
+    );
+  });
+  return urls
+    .filter((entry): entry is [string, string] => entry[1] !== undefined && isInsecureHttp(entry[1]))
+    .map(([path]) => ({
+      path,
+      message: 'must use https (http is allowed only for loopback hosts, or with allow_insecure_http: true)',
+    }));
+}
+
+/**
+ * Names, paths, resources and PRM paths must each identify one route. A derived value is reported at the key it
+ * comes from, once per key, so one duplicated path does not also read as a duplicated resource.
+ */
+function uniquenessProblems(raw: readonly RawRoute[], routes: readonly PartialRoute[]): ConfigProblem[] {
+  const resourceKey = (index: number) => (raw[index]?.resource === undefined ? 'path' : 'resource');
+  const checks: [what: string, key: (route: PartialRoute) => string, field: (index: number) => string][] = [
+    ['name', (route) => route.name, () => 'name'],
+    ['path', (route) => route.path, () => 'path'],
+    ['resource', (route) => route.resource, resourceKey],
+    ['metadata path', (route) => route.metadataPath, resourceKey],
+  ];
+  const problems = new Map<string, ConfigProblem>();
+  for (const [what, key, field] of checks) {
+    const seen = new Map<string, number>();
+    routes.forEach((route, index) => {
+      const value = key(route);
+      const first = seen.get(value);
+      const path = `routes.${index}.${field(index)}`;
+      if (first === undefined) seen.set(value, index);
+      else if (!problems.has(path)) {
+        problems.set(path, { path, message: `duplicate ${what} "${value}" (also routes.${first})` });
+      }
+    });
+  }
+  return [...problems.values()];
+}
+
+function defaultRouteProblems(
+  raw: readonly RawRoute[],
+  routes: readonly PartialRoute[],
+  shapeBIndex: number,
+): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  raw.forEach((route, index) => {
+    if (route.default && index !== shapeBIndex) {
+      problems.push({
+        path: `routes.${index}.default`,
+        message: `only one route may be default (also routes.${shapeBIndex})`,
+      });
+    }
+  });
+  const root = routes.findIndex((route) => route.metadataPath === WELL_KNOWN_PRM);
+  if (shapeBIndex >= 0 && root >= 0 && root !== shapeBIndex) {
+    problems.push({
+      path: `routes.${shapeBIndex}.default`,
+      message: `${WELL_KNOWN_PRM} is already the metadata path of routes.${root}`,
+    });
+  }
+  return problems;
+}
+
+function warnings(raw: RawConfig, referencedPaths: ReadonlySet<string>): string[] {
+  const found: string[] = [];
+  if (raw.allow_insecure_http) {
+    found.push('allow_insecure_http: true permits plain http to remote hosts; development only');
+  }
+  const secretPaths: [string, string | undefined][] = [
+    ['cache.redis_url', raw.cache.redis_url],
+    ['cache.key_secret', raw.cache.key_secret],
+  ];
+  raw.routes.forEach((route, index) => {
+    const at = `routes.${index}`;
+    const { auth } = route.upstream;
+    if (auth.type === 'bearer') secretPaths.push([`${at}.upstream.auth.token`, auth.token]);
+    if (auth.type === 'header') secretPaths.push([`${at}.upstream.auth.value`, auth.value]);
+    secretPaths.push([`${at}.tokens.introspection.client_secret`, route.tokens.introspection?.client_secret]);
+    found.push(...unadvertisedScopeWarnings(route, at));
+  });
+  const literals = secretPaths
+    .filter(([path, value]) => value !== undefined && !referencedPaths.has(path))
+    .map(([path]) => `${path}: literal secret in config; prefer \${env:…} or \${file:…}`);
+  return [...literals, ...found];
+}
+
+/** Scopes a policy demands but the PRM does not advertise: clients cannot learn to request them. */
+function unadvertisedScopeWarnings(route: RawRoute, at: string): string[] {
+  const supported = new Set(route.scopes_supported);
+  const lists: [string, readonly string[]][] = [[`${at}.policy.scopes`, route.policy.scopes]];
+  for (const kind of ['tools', 'methods', 'resources', 'prompts'] as const) {
+    for (const [name, scopes] of Object.entries(route.policy[kind])) {
+      lists.push([`${at}.policy.${kind}.${name}`, scopes]);
+    }
+  }
+  return lists.flatMap(([path, scopes]) =>
+    [...new Set(scopes)]
+      .filter((scope) => !supported.has(scope))
+      .map((scope) => `${path}: scope "${scope}" is not in scopes_supported`),
+  );
+}
