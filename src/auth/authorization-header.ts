@@ -1,0 +1,65 @@
+export type BearerExtraction =
+  | { readonly kind: 'token'; readonly token: string }
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'invalid_request' }
+  | { readonly kind: 'too_long' };
+
+/** RFC 6750 §2.1 b64token (token68): base64/base64url alphabet plus `-._~+/`, trailing `=` padding only. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** Scheme, separator and the rest; the classes are disjoint so the match is linear. */
+const CREDENTIALS = /^([^ \t]*)([ \t]*)(.*)$/s;
+
+/**
+ * Finds the bearer token in Node's `req.rawHeaders` (`[name, value, ...]`): `req.headers` silently keeps only the
+ * first `authorization` line, which would hide a duplicate (checklist A7).
+ *
+ * - no Authorization line, or a scheme other than Bearer → `missing` (401 without `error`, RFC 6750 §3.1)
+ * - more than one Authorization line, or a Bearer credential that is not `Bearer 1*SP b64token` → `invalid_request`
+ * - a token longer than `maxTokenBytes` → `too_long`, checked before the grammar so a huge value is never scanned
+ *
+ * Leading/trailing SP and HTAB around the field value are optional whitespace (RFC 9110 §5.5) and ignored; Node's
+ * parser strips them already. Inside the value only spaces may separate scheme and token.
+ */
+export function extractBearerToken(rawHeaders: readonly string[], maxTokenBytes: number): BearerExtraction {
+  let value: string | undefined;
+  for (let index = 0; index + 1 < rawHeaders.length; index += 2) {
+    if (rawHeaders[index]?.toLowerCase() !== 'authorization') continue;
+    if (value !== undefined) return { kind: 'invalid_request' };
+    value = rawHeaders[index + 1];
+  }
+  if (value === undefined) return { kind: 'missing' };
+
+  const [, scheme = '', separator = '', token = ''] = CREDENTIALS.exec(trimOws(value)) ?? [];
+  if (scheme.toLowerCase() !== 'bearer') return { kind: 'missing' };
+  if (separator.includes('\t') || token === '') return { kind: 'invalid_request' };
+  // Characters outside the grammar fail below anyway, so characters ≥ bytes here for every token that can pass.
+  if (token.length > maxTokenBytes) return { kind: 'too_long' };
+  if (!B64TOKEN.test(token)) return { kind: 'invalid_request' };
+  return { kind: 'token', token };
+}
+
+/** True when the request target's query has an `access_token` parameter (name compared case-insensitively). */
+export function hasAccessTokenInQuery(url: string): boolean {
+  const start = url.indexOf('?');
+  if (start === -1) return false;
+  const end = url.indexOf('#', start);
+  const query = url.slice(start + 1, end === -1 ? undefined : end);
+  for (const name of new URLSearchParams(query).keys()) {
+    if (name.toLowerCase() === 'access_token') return true;
+  }
+  return false;
+}
+
+/** A loop, not a regex: `/[ \t]+$/` backtracks quadratically on long runs of inner whitespace. */
+function trimOws(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && isOws(value.charCodeAt(start))) start += 1;
+  while (end > start && isOws(value.charCodeAt(end - 1))) end -= 1;
+  return value.slice(start, end);
+}
+
+function isOws(code: number): boolean {
+  return code === 0x20 || code === 0x09;
+}

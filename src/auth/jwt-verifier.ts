@@ -1,0 +1,162 @@
+import { createHash } from 'node:crypto';
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import type { JWTPayload, ProtectedHeaderParameters } from 'jose';
+import { LRUCache } from 'lru-cache';
+import type { JwtSettings } from '../config/types.js';
+import { GatewayError, isGatewayError } from '../errors.js';
+import { discoverJwksUri } from './issuer-metadata.js';
+import { createJwksSource } from './jwks-source.js';
+import { parseScopeClaim } from './scopes.js';
+import type { AuthContext, TokenVerifier } from './types.js';
+
+export interface JwtVerifierOptions {
+  /** Milliseconds since the epoch; drives claim checks, the JWKS cache and the result cache. */
+  readonly now?: () => number;
+  readonly fetch?: typeof fetch;
+}
+
+/** Verified tokens kept per verifier; the hit path is a hash and a map lookup instead of a signature check. */
+const RESULT_CACHE_SIZE = 10_000;
+
+/** Three unpadded base64url segments (RFC 7515 §7.1); rejects padding, `%`, 2 or 4 dots and JWE before decoding. */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+interface CachedResult {
+  readonly context: AuthContext;
+  readonly generation: number;
+}
+
+/**
+ * JWT access token verifier for one route (RFC 9068 profile): jose `jwtVerify` with an alg allow-list, pinned
+ * issuer, audience, required exp/iss/aud, clock tolerance and optional `typ: at+jwt`; keys from the issuer's JWKS
+ * (jwks-source.ts) and nothing in the token (`jku`, `x5u`, `jwk` headers are never read). Checks jose leaves out:
+ * maximum lifetime, `iat` not in the future, single audience in strict mode, no nested JWT.
+ */
+export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOptions = {}): TokenVerifier {
+  const now = options.now ?? Date.now;
+  const fetchImpl = options.fetch ?? fetch;
+  const toleranceSeconds = settings.clockTolerance / 1000;
+  let discovered: URL | undefined;
+
+  const keys = createJwksSource({
+    locate: async (signal) =>
+      settings.jwksUri ??
+      (discovered ??= await discoverJwksUri(settings.issuer, { fetch: fetchImpl, timeoutMs: settings.fetchTimeout, signal })),
+    fetch: fetchImpl,
+    now,
+    timeoutMs: settings.fetchTimeout,
+    cooldownMs: settings.jwksCooldown,
+    staleWindowMs: settings.jwksStaleWindow,
+  });
+  const results = new LRUCache<string, CachedResult>({ max: RESULT_CACHE_SIZE });
+
+  async function verifyUncached(token: string): Promise<AuthContext> {
+    precheck(token, settings.issuer);
+    const currentDate = new Date(now());
+    const { payload } = await jwtVerify(token, keys.getKey, {
+      algorithms: [...settings.algorithms],
+      issuer: settings.issuer,
+      audience: settings.audience,
+      requiredClaims: ['exp', 'iss', 'aud'],
+      clockTolerance: toleranceSeconds,
+      currentDate,
+      ...(settings.requireTyp ? { typ: 'at+jwt' } : {}),
+    });
+    return toAuthContext(payload, settings, Math.floor(currentDate.getTime() / 1000));
+  }
+
+  return {
+    async verify(token) {
+      const key = createHash('sha256').update(token).digest('base64url');
+      const hit = results.get(key);
+      if (
+        hit &&
+        hit.generation === keys.generation() &&
+        keys.isFresh() &&
+        now() < hit.context.expiresAt + settings.clockTolerance
+      ) {
+        return hit.context;
+      }
+      const generation = keys.generation();
+      try {
+        const context = await verifyUncached(token);
+        results.set(key, { context, generation });
+        return context;
+      } catch (error) {
+        results.delete(key);
+        throw toGatewayError(error);
+      }
+    },
+    isReady: () => keys.hasKeys(),
+    async warm() {
+      if (!keys.hasKeys()) await keys.refresh();
+    },
+    close() {
+      keys.close();
+      results.clear();
+      return Promise.resolve();
+    },
+  };
+}
+
+/**
+ * Cheap checks on the unverified token before any key lookup, so garbage and foreign-issuer tokens are rejected
+ * as invalid without a JWKS fetch and even while the JWKS endpoint is down. Rejection only: nothing here accepts.
+ */
+function precheck(token: string, issuer: string): void {
+  if (!COMPACT_JWS.test(token)) throw invalid('ERR_JWS_INVALID');
+  let header: ProtectedHeaderParameters;
+  let claims: JWTPayload;
+  try {
+    header = decodeProtectedHeader(token);
+    claims = decodeJwt(token);
+  } catch {
+    throw invalid('ERR_JWT_INVALID');
+  }
+  if (claims.iss !== issuer) throw invalid('issuer_mismatch');
+  // A JWE-only header or a nested-JWT content type means the payload is not this token's claims (RFC 8725 §3.3).
+  if ('enc' in header) throw invalid('jwe_header');
+  if (typeof header.cty === 'string' && /^(application\/)?jwt$/i.test(header.cty)) throw invalid('nested_jwt');
+}
+
+function toAuthContext(payload: JWTPayload, settings: JwtSettings, nowSeconds: number): AuthContext {
+  // jose guarantees exp is a number and in the future, aud is present and matches, iat/nbf are numbers if present.
+  const exp = payload.exp as number;
+  const toleranceSeconds = settings.clockTolerance / 1000;
+  if (payload.iat !== undefined && payload.iat > nowSeconds + toleranceSeconds) throw invalid('iat_in_future');
+  if (exp - (payload.iat ?? nowSeconds) > settings.maxLifetime / 1000) throw invalid('lifetime_exceeded');
+
+  const aud: unknown = payload.aud;
+  const audience = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((a) => typeof a === 'string') : [];
+  if (settings.strictAudience && (audience.length !== 1 || audience[0] !== settings.audience)) {
+    throw invalid('audience_not_exclusive');
+  }
+  return {
+    issuer: settings.issuer,
+    subject: optionalString(payload, 'sub'),
+    clientId: optionalString(payload, 'client_id') ?? optionalString(payload, 'azp'),
+    scopes: parseScopeClaim(payload.scope ?? payload.scp) ?? new Set<string>(),
+    audience,
+    expiresAt: exp * 1000,
+    tokenKind: 'jwt',
+  };
+}
+
+/** Identity claims feed session binding: a present non-string value is a malformed token, not "absent". */
+function optionalString(payload: JWTPayload, claim: string): string | undefined {
+  const value = payload[claim];
+  if (value === undefined || typeof value === 'string') return value;
+  throw invalid('claim_type');
+}
+
+function invalid(reason: string): GatewayError {
+  return new GatewayError('invalid_token', { reason });
+}
+
+/** jose codes are log-safe; jose errors themselves are dropped because claim errors carry the payload. */
+function toGatewayError(error: unknown): GatewayError {
+  if (isGatewayError(error)) return error;
+  if (error instanceof errors.JWKSInvalid) return new GatewayError('auth_unavailable', { reason: error.code });
+  if (error instanceof errors.JOSEError) return invalid(error.code);
+  return invalid('ERR_UNEXPECTED');
+}

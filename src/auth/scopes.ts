@@ -1,0 +1,17 @@
+/**
+ * Reads a token's scopes: the RFC 6749 §3.3 space-delimited `scope` string, or a `scp` array of strings (Okta;
+ * Entra's `scp` is a string). The caller passes `scope ?? scp`. Anything else (number, object, array with a
+ * non-string) → undefined, meaning "no scopes". Tokens are compared exactly and case-sensitively elsewhere.
+ */
+export function parseScopeClaim(value: unknown): ReadonlySet<string> | undefined {
+  if (typeof value === 'string') return new Set(value.split(' ').filter((scope) => scope !== ''));
+  if (Array.isArray(value) && value.every((scope): scope is string => typeof scope === 'string')) {
+    return new Set(value.filter((scope) => scope !== ''));
+  }
+  return undefined;
+}
+
+/** Required scopes the token lacks, in the required order, without duplicates. */
+export function missingScopes(required: readonly string[], granted: ReadonlySet<string>): string[] {
+  return [...new Set(required)].filter((scope) => !granted.has(scope));
+}

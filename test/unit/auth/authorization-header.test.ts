@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import { extractBearerToken, hasAccessTokenInQuery } from '../../../src/auth/authorization-header.js';
+
+const MAX = 64;
+const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhIn0.c2ln';
+
+function withAuthorization(...values: string[]): string[] {
+  return ['Host', 'gw.example.com', ...values.flatMap((value) => ['Authorization', value]), 'Accept', '*/*'];
+}
+
+describe('extractBearerToken', () => {
+  it('returns the token of a well-formed Bearer header', () => {
+    expect(extractBearerToken(withAuthorization(`Bearer ${TOKEN}`), MAX)).toEqual({ kind: 'token', token: TOKEN });
+  });
+
+  it('A1 no Authorization header → missing', () => {
+    expect(extractBearerToken(['Host', 'gw.example.com'], MAX)).toEqual({ kind: 'missing' });
+    expect(extractBearerToken([], MAX)).toEqual({ kind: 'missing' });
+  });
+
+  it.each([
+    ['Basic dXNlcjpwYXNz'],
+    ['Digest username="a", realm="b"'],
+    ['Negotiate YIIabc'],
+    ['Bearerabc'],
+    ['Token abc'],
+    [''],
+  ])('A2 unsupported scheme %j → missing (401 without error)', (value) => {
+    expect(extractBearerToken(withAuthorization(value), MAX)).toEqual({ kind: 'missing' });
+  });
+
+  it.each([['bearer'], ['BEARER'], ['Bearer'], ['bEaReR']])('A3 scheme %s is case-insensitive', (scheme) => {
+    expect(extractBearerToken(withAuthorization(`${scheme} ${TOKEN}`), MAX)).toEqual({ kind: 'token', token: TOKEN });
+  });
+
+  it('A3 header name is matched case-insensitively in rawHeaders', () => {
+    expect(extractBearerToken(['authorization', `Bearer ${TOKEN}`], MAX)).toEqual({ kind: 'token', token: TOKEN });
+    expect(extractBearerToken(['AUTHORIZATION', `Bearer ${TOKEN}`], MAX)).toEqual({ kind: 'token', token: TOKEN });
+  });
+
+  it.each([
+    ['Bearer', 'no token'],
+    ['Bearer    ', 'only spaces'],
+    ['Bearer a b', 'two tokens'],
+    ['Bearer a,Bearer b', 'comma-joined credentials'],
+    ['Bearer a, b', 'comma list'],
+    ['Bearer "abc"', 'quoted token'],
+    ['Bearer abc%20def', 'percent'],
+    ['Bearer abc,', 'trailing comma'],
+    ['Bearer abc\u0000', 'NUL'],
+    ['Bearer ab\u0007c', 'BEL (CTL)'],
+    ['Bearer ab\u007fc', 'DEL'],
+    ['Bearer ab\r\nc', 'CRLF'],
+    ['Bearer tökén', 'non-ASCII'],
+    ['Bearer abc\u00a0', 'NBSP'],
+    ['Bearer\tabc', 'tab separator'],
+    ['Bearer =abc', 'padding first'],
+    ['Bearer ab=c', 'padding inside'],
+    ['Bearer abc def=', 'space then padding'],
+    ['Bearer a;b', 'semicolon'],
+    ['Bearer token=abc', 'auth-param form'],
+  ])('A4 %j (%s) → invalid_request', (value) => {
+    expect(extractBearerToken(withAuthorization(value), MAX)).toEqual({ kind: 'invalid_request' });
+  });
+
+  it.each([
+    ['Bearer  abc', 'abc'],
+    ['Bearer abc==', 'abc=='],
+    ['Bearer a-b.c_d~e+f/g', 'a-b.c_d~e+f/g'],
+    ['  Bearer abc \t', 'abc'],
+  ])('A4 grammar: %j is accepted as %j (1*SP, token68 padding, outer OWS ignored)', (value, token) => {
+    expect(extractBearerToken(withAuthorization(value), MAX)).toEqual({ kind: 'token', token });
+  });
+
+  it.each([
+    [[`Bearer ${TOKEN}`, `Bearer ${TOKEN}`], 'two identical valid'],
+    [[`Bearer ${TOKEN}`, 'Bearer other'], 'two different valid'],
+    [[`Bearer ${TOKEN}`, 'Bearer "bad"'], 'valid and invalid'],
+    [['Basic dXNlcjpwYXNz', `Bearer ${TOKEN}`], 'basic and bearer'],
+    [['', `Bearer ${TOKEN}`], 'empty and bearer'],
+  ])('A7 two Authorization lines (%j, %s) → invalid_request', (values) => {
+    expect(extractBearerToken(withAuthorization(...values), MAX)).toEqual({ kind: 'invalid_request' });
+  });
+
+  it('A7 a duplicate in a different case of the header name still counts', () => {
+    const raw = ['Authorization', `Bearer ${TOKEN}`, 'authorization', `Bearer ${TOKEN}`];
+    expect(extractBearerToken(raw, MAX)).toEqual({ kind: 'invalid_request' });
+  });
+
+  it('A8 token longer than the cap → too_long, one byte under or at the cap → token', () => {
+    expect(extractBearerToken(withAuthorization(`Bearer ${'a'.repeat(MAX + 1)}`), MAX)).toEqual({ kind: 'too_long' });
+    expect(extractBearerToken(withAuthorization(`Bearer ${'a'.repeat(MAX)}`), MAX)).toEqual({
+      kind: 'token',
+      token: 'a'.repeat(MAX),
+    });
+  });
+
+  it('A8 a huge value with inner whitespace is rejected without quadratic scanning', () => {
+    const value = `Bearer a${' '.repeat(200_000)}b`;
+    expect(extractBearerToken(withAuthorization(value), 1_000_000)).toEqual({ kind: 'invalid_request' });
+    expect(extractBearerToken(withAuthorization(`Bearer ${'a'.repeat(1_000_000)}`), 8192)).toEqual({ kind: 'too_long' });
+  });
+});
+
+describe('hasAccessTokenInQuery', () => {
+  it.each([
+    ['/mcp?access_token=abc', true],
+    ['/mcp?a=1&access_token=', true],
+    ['/mcp?access_token', true],
+    ['/mcp?ACCESS_TOKEN=abc', true],
+    ['/mcp?access%5Ftoken=abc', true],
+    ['/mcp?x=1&Access_Token=abc#frag', true],
+    ['/mcp', false],
+    ['/mcp?', false],
+    ['/mcp?token=abc', false],
+    ['/mcp?access_token_hint=abc', false],
+    ['/mcp#access_token=abc', false],
+    ['/access_token?x=1', false],
+  ])('A5/A6 %s → %s', (url, expected) => {
+    expect(hasAccessTokenInQuery(url)).toBe(expected);
+  });
+});
