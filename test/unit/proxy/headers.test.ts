@@ -1,0 +1,218 @@
+import { once } from 'node:events';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import replyFrom from '@fastify/reply-from';
+import fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
+import {
+  STRIPPED_REQUEST_HEADER_PREFIXES,
+  STRIPPED_REQUEST_HEADERS,
+  upstreamRequestHeaders,
+  upstreamResponseHeaders,
+} from '../../../src/proxy/headers.js';
+
+const CREDENTIAL = { authorization: 'Bearer upstream-secret' } as const;
+const CLIENT_TOKEN = 'client-token-canary';
+
+describe('upstreamRequestHeaders', () => {
+  it.each([
+    ['authorization', `Bearer ${CLIENT_TOKEN}`],
+    ['proxy-authorization', `Basic ${CLIENT_TOKEN}`],
+    ['cookie', `session=${CLIENT_TOKEN}`],
+    ['x-api-key', CLIENT_TOKEN],
+  ])('F1 drops the client credential header %s', (name, value) => {
+    const headers = upstreamRequestHeaders({ [name]: value, accept: 'application/json' }, {});
+    expect(headers).toEqual({ accept: 'application/json' });
+    expect(JSON.stringify(headers)).not.toContain(CLIENT_TOKEN);
+  });
+
+  it('F1 replaces the client token with the upstream credential', () => {
+    const headers = upstreamRequestHeaders({ authorization: `Bearer ${CLIENT_TOKEN}`, cookie: `a=${CLIENT_TOKEN}` }, CREDENTIAL);
+    expect(headers).toEqual({ authorization: 'Bearer upstream-secret' });
+  });
+
+  it('F1 a header credential is injected lowercased and overrides a client header of the same name', () => {
+    const headers = upstreamRequestHeaders({ 'x-upstream-key': 'from-client' }, { 'X-Upstream-Key': 'configured' });
+    expect(headers).toEqual({ 'x-upstream-key': 'configured' });
+  });
+
+  it.each([
+    'X-Forwarded-User',
+    'x_forwarded_user',
+    'X-FORWARDED-EMAIL',
+    'X-Forwarded-Groups',
+    'X-Forwarded-Preferred-Username',
+    'X-Forwarded-For',
+    'X-Forwarded-Host',
+    'X-Forwarded-Proto',
+    'X-Forwarded-Access-Token',
+    'X-Forwarded-Client-Cert',
+    'Forwarded',
+    'X-Real-IP',
+    'X-Auth-Request-User',
+    'X-Auth-Request-Email',
+    'X-Auth-Request-Access-Token',
+    'X-MCP-User',
+    'X-User',
+    'X-User-Id',
+    'X-Email',
+    'X-Remote-User',
+    'Remote-User',
+    'X-Authenticated-User',
+    'X-Jwt-Payload',
+    'X-Amzn-Oidc-Identity',
+    'X-Goog-Authenticated-User-Email',
+    'X-MS-CLIENT-PRINCIPAL-NAME',
+    'X-SSL-Client-Cert',
+    'True-Client-IP',
+    'x_auth_request_user',
+    'remote_user',
+  ])('F3 strips spoofed identity header %s', (name) => {
+    const headers = upstreamRequestHeaders({ [name]: 'admin@example.com', 'content-type': 'application/json' }, CREDENTIAL);
+    expect(headers).toEqual({ 'content-type': 'application/json', ...CREDENTIAL });
+  });
+
+  it('F3 drops every name containing an underscore, including twins of MCP headers', () => {
+    const headers = upstreamRequestHeaders({ mcp_session_id: 'victim-session', 'x_custom': '1', 'mcp-session-id': 'mine' }, {});
+    expect(headers).toEqual({ 'mcp-session-id': 'mine' });
+  });
+
+  it('preserves MCP and content headers unchanged', () => {
+    const client: IncomingHttpHeaders = {
+      accept: 'application/json, text/event-stream',
+      'content-type': 'application/json',
+      'content-length': '42',
+      'mcp-session-id': 'abc-123',
+      'mcp-protocol-version': '2025-11-25',
+      'last-event-id': 'evt-9',
+      'user-agent': 'mcp-client/1.0',
+      origin: 'https://app.example.com',
+      'accept-encoding': 'gzip',
+    };
+    expect(upstreamRequestHeaders(client, CREDENTIAL)).toEqual({ ...client, ...CREDENTIAL });
+  });
+
+  it.each(['Connection', 'Keep-Alive', 'Proxy-Connection', 'TE', 'Trailer', 'Transfer-Encoding', 'Upgrade', 'HTTP2-Settings', 'Host', 'Expect'])(
+    'drops hop-by-hop / proxy-owned header %s',
+    (name) => {
+      expect(upstreamRequestHeaders({ [name]: 'x', accept: '*/*' }, {})).toEqual({ accept: '*/*' });
+    },
+  );
+
+  it('Connection: authorization, x-foo cannot remove the injected authorization but does remove x-foo', () => {
+    const headers = upstreamRequestHeaders(
+      { connection: 'authorization, X-Foo', 'x-foo': 'bar', 'x-bar': 'kept', authorization: `Bearer ${CLIENT_TOKEN}` },
+      CREDENTIAL,
+    );
+    expect(headers).toEqual({ 'x-bar': 'kept', ...CREDENTIAL });
+  });
+
+  it('Connection naming a header credential cannot remove it either', () => {
+    const headers = upstreamRequestHeaders({ connection: 'x-upstream-key' }, { 'x-upstream-key': 'configured' });
+    expect(headers).toEqual({ 'x-upstream-key': 'configured' });
+  });
+
+  it('Connection given as several values removes every nominated header', () => {
+    const headers = upstreamRequestHeaders({ connection: ['x-a', ' x-b ,'], 'x-a': '1', 'x-b': '2', 'x-c': '3' }, {});
+    expect(headers).toEqual({ 'x-c': '3' });
+  });
+
+  it('keeps multi-valued headers and skips undefined values', () => {
+    expect(upstreamRequestHeaders({ 'x-multi': ['a', 'b'], 'x-none': undefined }, {})).toEqual({ 'x-multi': ['a', 'b'] });
+  });
+
+  it('documents what it strips: every exported name and prefix is actually dropped', () => {
+    const names = [...STRIPPED_REQUEST_HEADERS, ...STRIPPED_REQUEST_HEADER_PREFIXES.map((prefix) => `${prefix}probe`)];
+    const probe: Record<string, string> = Object.fromEntries(names.map((name) => [name, 'x']));
+    expect(upstreamRequestHeaders(probe, {})).toEqual({});
+  });
+
+  it.each(['mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'accept', 'content-type', 'user-agent', 'mcp-method', 'mcp-name'])(
+    'the strip lists never catch MCP header %s',
+    (name) => {
+      expect(STRIPPED_REQUEST_HEADERS).not.toContain(name);
+      expect(STRIPPED_REQUEST_HEADER_PREFIXES.some((prefix) => name.startsWith(prefix))).toBe(false);
+    },
+  );
+});
+
+describe('upstreamResponseHeaders', () => {
+  it('F5 drops the upstream challenge and proxy challenge', () => {
+    const headers = upstreamResponseHeaders({
+      'www-authenticate': 'Bearer resource_metadata="https://evil.example/.well-known/oauth-protected-resource"',
+      'proxy-authenticate': 'Basic realm="x"',
+      'content-type': 'application/json',
+    });
+    expect(headers).toEqual({ 'content-type': 'application/json' });
+  });
+
+  it.each([
+    ['set-cookie', ['sid=1; Path=/', 'b=2']],
+    ['alt-svc', 'h3=":443"; ma=86400'],
+    ['access-control-allow-origin', '*'],
+    ['access-control-allow-credentials', 'true'],
+    ['connection', 'close'],
+    ['keep-alive', 'timeout=5'],
+    ['transfer-encoding', 'chunked'],
+    ['upgrade', 'h2c'],
+    ['trailer', 'x-checksum'],
+  ])('drops %s', (name, value) => {
+    expect(upstreamResponseHeaders({ [name]: value, 'cache-control': 'no-cache' })).toEqual({ 'cache-control': 'no-cache' });
+  });
+
+  it('drops headers the upstream nominated in Connection and keeps MCP headers', () => {
+    const headers = upstreamResponseHeaders({
+      connection: 'x-internal',
+      'x-internal': 'debug',
+      'mcp-session-id': 'abc',
+      'content-type': 'text/event-stream',
+      'content-length': '10',
+    });
+    expect(headers).toEqual({ 'mcp-session-id': 'abc', 'content-type': 'text/event-stream', 'content-length': '10' });
+  });
+});
+
+describe('upstreamRequestHeaders through @fastify/reply-from to a real upstream', () => {
+  it('F1/F3 the upstream sees the credential, not the client token, spoofed identity or Connection-nominated headers', async () => {
+    const seen: IncomingHttpHeaders[] = [];
+    const upstream = createServer((request, response) => {
+      seen.push(request.headers);
+      response.end('{}');
+    });
+    upstream.listen(0, '127.0.0.1');
+    await once(upstream, 'listening');
+    const { port } = upstream.address() as AddressInfo;
+
+    const app = fastify();
+    await app.register(replyFrom, { base: `http://127.0.0.1:${port}`, disableRequestLogging: true });
+    app.get('/mcp', (_request, reply) =>
+      reply.from('/mcp', { rewriteRequestHeaders: (_req, headers) => upstreamRequestHeaders(headers, CREDENTIAL) }),
+    );
+    try {
+      const response = await app.inject({
+        method: 'GET',
+        url: '/mcp',
+        headers: {
+          authorization: `Bearer ${CLIENT_TOKEN}`,
+          connection: 'authorization, x-foo',
+          'x-foo': 'bar',
+          'x-forwarded-user': 'admin',
+          x_forwarded_user: 'admin',
+          'mcp-session-id': 'sess-1',
+          cookie: `c=${CLIENT_TOKEN}`,
+        },
+      });
+      expect(response.statusCode).toBe(200);
+      expect(seen).toHaveLength(1);
+      const received = seen[0] ?? {};
+      expect(received.authorization).toBe('Bearer upstream-secret');
+      expect(received['mcp-session-id']).toBe('sess-1');
+      expect(received.host).toBe(`127.0.0.1:${port}`);
+      for (const name of ['x-foo', 'x-forwarded-user', 'x_forwarded_user', 'cookie']) expect(received[name]).toBeUndefined();
+      expect(JSON.stringify(received)).not.toContain(CLIENT_TOKEN);
+    } finally {
+      await app.close();
+      upstream.close();
+    }
+  });
+});
