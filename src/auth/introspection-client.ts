@@ -1,0 +1,172 @@
+import type { IntrospectionSettings } from '../config/types.js';
+
+/** Why no usable answer came back; a fixed set, used as log field and metric label. */
+export type IntrospectionFailure =
+  | 'timeout'
+  | 'network'
+  | 'credentials_refused'
+  | 'rate_limited'
+  | 'server_error'
+  | 'unexpected_status'
+  | 'malformed';
+
+/** The claims of an `active: true` answer that decisions need; every field type-checked. `exp` in seconds. */
+export interface IntrospectedClaims {
+  readonly iss: string | undefined;
+  readonly sub: string | undefined;
+  readonly client_id: string | undefined;
+  readonly scope: string | undefined;
+  readonly aud: readonly string[] | undefined;
+  readonly exp: number | undefined;
+  readonly token_type: string | undefined;
+}
+
+export type IntrospectionResult =
+  | { readonly outcome: 'active'; readonly claims: IntrospectedClaims }
+  | { readonly outcome: 'inactive' }
+  | { readonly outcome: 'failed'; readonly failure: IntrospectionFailure; readonly status?: number };
+
+/** An introspection answer is a handful of claims; anything larger is not one we want to parse. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * One RFC 7662 request. Never throws: transport failures, non-200 answers and anything but a JSON object with a
+ * boolean `active` come back as `failed` (the gateway cannot decide), never as `inactive`.
+ */
+export async function requestIntrospection(
+  settings: IntrospectionSettings,
+  token: string,
+  fetchImpl: typeof fetch,
+  signal: AbortSignal,
+): Promise<IntrospectionResult> {
+  let response: Response;
+  try {
+    response = await fetchImpl(settings.endpoint, { ...buildRequest(settings, token), signal, redirect: 'error' });
+  } catch (error) {
+    return transportFailure(error);
+  }
+  try {
+    if (response.status !== 200) {
+      await response.body?.cancel();
+      return { outcome: 'failed', failure: statusFailure(response.status), status: response.status };
+    }
+    if (!isJson(response.headers.get('content-type'))) {
+      await response.body?.cancel();
+      return { outcome: 'failed', failure: 'malformed', status: response.status };
+    }
+    const text = await readText(response.body, MAX_RESPONSE_BYTES);
+    return text === undefined ? { outcome: 'failed', failure: 'malformed' } : interpret(text);
+  } catch (error) {
+    return transportFailure(error);
+  }
+}
+
+function buildRequest(settings: IntrospectionSettings, token: string): RequestInit {
+  const form = new URLSearchParams({ token, token_type_hint: 'access_token' });
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-www-form-urlencoded',
+    accept: 'application/json',
+  };
+  const secret = settings.clientSecret?.reveal() ?? '';
+  if (settings.authMethod === 'client_secret_basic') {
+    headers.authorization = basicCredentials(settings.clientId, secret);
+  } else {
+    form.set('client_id', settings.clientId);
+    if (settings.clientSecret) form.set('client_secret', secret);
+  }
+  return { method: 'POST', headers, body: form };
+}
+
+/** RFC 6749 §2.3.1: id and secret are form-urlencoded before being joined and base64-encoded. */
+export function basicCredentials(clientId: string, secret: string): string {
+  return `Basic ${Buffer.from(`${formEncode(clientId)}:${formEncode(secret)}`, 'utf8').toString('base64')}`;
+}
+
+function formEncode(value: string): string {
+  return new URLSearchParams([['', value]]).toString().slice(1);
+}
+
+function statusFailure(status: number): IntrospectionFailure {
+  if (status === 401 || status === 403) return 'credentials_refused';
+  if (status === 429) return 'rate_limited';
+  if (status >= 500) return 'server_error';
+  return 'unexpected_status';
+}
+
+function transportFailure(error: unknown): IntrospectionResult {
+  const timedOut = error instanceof Error && error.name === 'TimeoutError';
+  return { outcome: 'failed', failure: timedOut ? 'timeout' : 'network' };
+}
+
+/** `application/json`, with or without parameters. Nothing else (text/plain, HTML, JWT responses) is accepted. */
+function isJson(contentType: string | null): boolean {
+  return contentType?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
+}
+
+async function readText(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string | undefined> {
+  if (!body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    // Leaving the loop early cancels the stream and releases the connection.
+    if (size > limit) return undefined;
+    chunks.push(chunk);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    return undefined;
+  }
+}
+
+function interpret(text: string): IntrospectionResult {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    return { outcome: 'failed', failure: 'malformed' };
+  }
+  if (!isRecord(document)) return { outcome: 'failed', failure: 'malformed' };
+  // RFC 7662 §2.2: `active` is a REQUIRED boolean; "true", 1 and absence are malformed, not inactive.
+  if (document.active === false) return { outcome: 'inactive' };
+  if (document.active !== true) return { outcome: 'failed', failure: 'malformed' };
+  const claims = readClaims(document);
+  return claims ? { outcome: 'active', claims } : { outcome: 'failed', failure: 'malformed' };
+}
+
+/** A claim present with the wrong type makes the whole answer malformed: the AS is broken, not the token. */
+function readClaims(document: Readonly<Record<string, unknown>>): IntrospectedClaims | undefined {
+  const iss = optionalString(document.iss);
+  const sub = optionalString(document.sub);
+  const clientId = optionalString(document.client_id);
+  const scope = optionalString(document.scope);
+  const tokenType = optionalString(document.token_type);
+  const aud = readAudience(document.aud);
+  const exp = optionalNumber(document.exp);
+  if (iss === null || sub === null || clientId === null || scope === null || tokenType === null) return undefined;
+  if (aud === null || exp === null) return undefined;
+  return { iss, sub, client_id: clientId, scope, aud, exp, token_type: tokenType };
+}
+
+/** The readers below answer `undefined` when the claim is absent, `null` when it is malformed. */
+function optionalString(value: unknown): string | undefined | null {
+  if (value === undefined) return undefined;
+  return typeof value === 'string' ? value : null;
+}
+
+function optionalNumber(value: unknown): number | undefined | null {
+  if (value === undefined) return undefined;
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+function readAudience(value: unknown): readonly string[] | undefined | null {
+  if (value === undefined) return undefined;
+  if (typeof value === 'string') return [value];
+  if (Array.isArray(value) && value.every((item): item is string => typeof item === 'string')) return value;
+  return null;
+}
+
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

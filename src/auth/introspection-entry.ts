@@ -1,0 +1,118 @@
+import type { IntrospectionSettings } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import type { IntrospectedClaims } from './introspection-client.js';
+import { parseScopeClaim } from './scopes.js';
+import type { AuthContext } from './types.js';
+
+/** Why a token is refused by every route alike, so the refusal can be cached. */
+export type InactiveReason = 'inactive' | 'expired' | 'refresh_token';
+
+/**
+ * What the cache keeps about one token: facts, not a route's decision, because routes with different audiences
+ * share entries and each re-checks them (D12). Never the token. `until` (ms since the epoch) ends the entry's use
+ * whatever the store's TTL does; `exp` is in seconds as on the wire.
+ */
+export type IntrospectionEntry =
+  | {
+      readonly active: true;
+      readonly iss?: string | undefined;
+      readonly sub?: string | undefined;
+      readonly client_id?: string | undefined;
+      readonly scope?: string | undefined;
+      readonly aud?: readonly string[] | undefined;
+      readonly exp?: number | undefined;
+      readonly until: number;
+    }
+  | { readonly active: false; readonly reason: InactiveReason; readonly until: number };
+
+const REFRESH_TOKEN_TYPES: ReadonlySet<string> = new Set([
+  'refresh_token',
+  'urn:ietf:params:oauth:token-type:refresh_token',
+]);
+const INACTIVE_REASONS: ReadonlySet<string> = new Set<InactiveReason>(['inactive', 'expired', 'refresh_token']);
+
+/**
+ * Turns an AS answer into an entry. A positive entry lives min(max_ttl, exp − now) (RFC 7662 §4: never beyond
+ * `exp`); without `exp` (optional in RFC 7662) the AS's `active: true` holds for max_ttl, the accepted revocation
+ * delay. Expired and refresh tokens become negative entries: no route may accept them.
+ */
+export function entryFromAnswer(
+  claims: IntrospectedClaims | undefined,
+  settings: Pick<IntrospectionSettings, 'maxTtl' | 'negativeTtl'>,
+  now: number,
+): IntrospectionEntry {
+  const inactive = (reason: InactiveReason): IntrospectionEntry => ({
+    active: false,
+    reason,
+    until: now + settings.negativeTtl,
+  });
+  if (!claims) return inactive('inactive');
+  if (claims.token_type !== undefined && REFRESH_TOKEN_TYPES.has(claims.token_type.toLowerCase())) {
+    return inactive('refresh_token');
+  }
+  const lifetime = claims.exp === undefined ? Infinity : claims.exp * 1000 - now;
+  if (lifetime <= 0) return inactive('expired');
+  const { iss, sub, client_id, scope, aud, exp } = claims;
+  return { active: true, iss, sub, client_id, scope, aud, exp, until: now + Math.min(settings.maxTtl, lifetime) };
+}
+
+export interface EntryExpectations {
+  /** Must be a member of `aud`. */
+  readonly audience: string;
+  /** Must equal `iss` when set. */
+  readonly issuer: string | undefined;
+  /** Principal namespace when the answer has no `iss` and none is pinned (the endpoint URL). */
+  readonly defaultIssuer: string;
+  readonly now: number;
+}
+
+/** The decision for one route; run on fresh and cached entries alike. Throws GatewayError('invalid_token'). */
+export function decideEntry(entry: IntrospectionEntry, expected: EntryExpectations): AuthContext {
+  if (!entry.active) throw invalidToken(`introspection_${entry.reason}`);
+  if (entry.exp !== undefined && entry.exp * 1000 <= expected.now) throw invalidToken('introspection_expired');
+  if (expected.issuer !== undefined && entry.iss !== expected.issuer) throw invalidToken('introspection_issuer');
+  if (!entry.aud?.includes(expected.audience)) throw invalidToken('introspection_audience');
+  return {
+    issuer: entry.iss ?? expected.defaultIssuer,
+    subject: entry.sub,
+    clientId: entry.client_id,
+    scopes: parseScopeClaim(entry.scope) ?? new Set(),
+    audience: entry.aud,
+    expiresAt: entry.exp === undefined ? entry.until : entry.exp * 1000,
+    tokenKind: 'introspection',
+  };
+}
+
+export function serializeEntry(entry: IntrospectionEntry): string {
+  return JSON.stringify(entry);
+}
+
+/** A stored value that is not an entry we wrote (corrupt, foreign, older format) reads as a miss. */
+export function parseEntry(raw: string): IntrospectionEntry | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const entry = value as Record<string, unknown>;
+  if (typeof entry.until !== 'number') return undefined;
+  if (entry.active === false) {
+    return typeof entry.reason === 'string' && INACTIVE_REASONS.has(entry.reason)
+      ? { active: false, reason: entry.reason as InactiveReason, until: entry.until }
+      : undefined;
+  }
+  if (entry.active !== true) return undefined;
+  const strings = [entry.iss, entry.sub, entry.client_id, entry.scope];
+  if (!strings.every((claim) => claim === undefined || typeof claim === 'string')) return undefined;
+  if (entry.exp !== undefined && typeof entry.exp !== 'number') return undefined;
+  if (entry.aud !== undefined && !(Array.isArray(entry.aud) && entry.aud.every((a) => typeof a === 'string'))) {
+    return undefined;
+  }
+  return entry as IntrospectionEntry;
+}
+
+function invalidToken(reason: string): GatewayError {
+  return new GatewayError('invalid_token', { reason });
+}

@@ -1,0 +1,156 @@
+import type { Logger } from 'pino';
+import { introspectionCacheKey } from '../cache/cache-keys.js';
+import type { CacheStore } from '../cache/store.js';
+import type { IntrospectionSettings } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import type { AuthCounters } from '../observability/auth-counters.js';
+import { requestIntrospection, type IntrospectionFailure } from './introspection-client.js';
+import {
+  decideEntry,
+  entryFromAnswer,
+  parseEntry,
+  serializeEntry,
+  type IntrospectionEntry,
+} from './introspection-entry.js';
+import type { AuthContext, TokenVerifier } from './types.js';
+
+export interface IntrospectionVerifierDeps {
+  /** Shared by every route and replica; entries are facts about a token, re-checked per route. */
+  readonly store: CacheStore;
+  /** HMAC key of cache keys. */
+  readonly keySecret: Buffer;
+  /** Must be a member of the answer's `aud`: the route's resource (or its jwt audience override). */
+  readonly audience: string;
+  /** Clock in ms since the epoch (injected in tests). */
+  readonly now?: () => number;
+  readonly fetch?: typeof fetch;
+  readonly counters?: AuthCounters;
+  readonly logger?: Logger;
+  /** Most introspection requests in flight at once; beyond → auth_unavailable, so a flood of distinct tokens cannot hammer the AS. */
+  readonly maxConcurrent?: number;
+}
+
+type Failure = IntrospectionFailure | 'bulkhead_full';
+
+const DEFAULT_MAX_CONCURRENT = 64;
+/** Only bounds what may reach the AS; the header parser enforces the configured, smaller limit first. */
+const MAX_TOKEN_LENGTH = 16 * 1024;
+/** RFC 6750 §2.1 b64token: anything else cannot be a bearer token and never reaches the AS. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+/** One operator log line per failure reason per interval, however many requests fail. */
+const FAILURE_LOG_INTERVAL_MS = 10_000;
+const FAILURE_MESSAGES: Partial<Record<Failure, string>> = {
+  credentials_refused:
+    'introspection endpoint refused the gateway client credentials (check tokens.introspection client_id, client_secret, auth_method); answering 503',
+  bulkhead_full: 'too many introspection requests in flight; answering 503',
+};
+
+/**
+ * RFC 7662 token verification behind a cache: a cached answer (positive or negative) is re-checked for this
+ * verifier's audience and issuer and the clock; a miss costs one introspection per token per process however many
+ * requests wait for it, and at most `maxConcurrent` introspections run at once. Any failure to get a well-formed
+ * answer is `auth_unavailable` and is never cached.
+ */
+export function createIntrospectionVerifier(
+  settings: IntrospectionSettings,
+  deps: IntrospectionVerifierDeps,
+): TokenVerifier {
+  const now = deps.now ?? Date.now;
+  const fetchImpl = deps.fetch ?? globalThis.fetch;
+  const maxConcurrent = deps.maxConcurrent ?? DEFAULT_MAX_CONCURRENT;
+  const namespace = settings.issuer ?? settings.endpoint.href;
+  const log = deps.logger?.child({ component: 'introspection', endpoint: settings.endpoint.origin });
+  const logFailure = failureLogger(log, now);
+  const inFlight = new Map<string, Promise<IntrospectionEntry>>();
+  let running = 0;
+
+  async function cached(key: string): Promise<IntrospectionEntry | undefined> {
+    const raw = await deps.store.get(key);
+    const entry = raw === undefined ? undefined : parseEntry(raw);
+    return entry && entry.until > now() ? entry : undefined;
+  }
+
+  async function introspect(token: string): Promise<IntrospectionEntry> {
+    if (running >= maxConcurrent) return unavailable('bulkhead_full');
+    running += 1;
+    deps.counters?.asCall();
+    try {
+      const result = await requestIntrospection(settings, token, fetchImpl, AbortSignal.timeout(settings.timeout));
+      if (result.outcome === 'failed') return unavailable(result.failure, result.status);
+      return entryFromAnswer(result.outcome === 'active' ? result.claims : undefined, settings, now());
+    } finally {
+      running -= 1;
+    }
+  }
+
+  function unavailable(failure: Failure, status?: number): never {
+    deps.counters?.asError(failure);
+    logFailure(failure, status);
+    throw new GatewayError('auth_unavailable', { reason: `introspection_${failure}` });
+  }
+
+  /** Resolves once the answer is also stored, so requests after it find it in the cache (here or on a replica). */
+  async function introspectAndRemember(key: string, token: string): Promise<IntrospectionEntry> {
+    const entry = await introspect(token);
+    await deps.store.set(key, serializeEntry(entry), entry.until - now());
+    return entry;
+  }
+
+  /** Single flight: the first miss introspects, every request for the same key meanwhile shares its answer. */
+  function introspectOnce(key: string, token: string): Promise<IntrospectionEntry> {
+    const pending = inFlight.get(key);
+    if (pending) return pending;
+    const flight = introspectAndRemember(key, token).finally(() => inFlight.delete(key));
+    inFlight.set(key, flight);
+    return flight;
+  }
+
+  async function entryFor(token: string): Promise<IntrospectionEntry> {
+    const key = introspectionCacheKey(namespace, deps.keySecret, token);
+    const pending = inFlight.get(key);
+    const hit = pending ? undefined : await cached(key);
+    if (hit) {
+      if (hit.active) deps.counters?.cacheHit();
+      else deps.counters?.negativeHit();
+      return hit;
+    }
+    deps.counters?.cacheMiss();
+    return pending ?? introspectOnce(key, token);
+  }
+
+  return {
+    async verify(token: string): Promise<AuthContext> {
+      if (token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) {
+        throw new GatewayError('invalid_token', { reason: 'malformed_token' });
+      }
+      const entry = await entryFor(token);
+      return decideEntry(entry, {
+        audience: deps.audience,
+        issuer: settings.issuer,
+        defaultIssuer: settings.endpoint.href,
+        now: now(),
+      });
+    },
+    isReady: () => true,
+    warm: () => Promise.resolve(),
+    // In-flight introspections finish on their own (bounded by the timeout): a config reload closes the old
+    // verifier while its requests are still being decided.
+    close: () => Promise.resolve(),
+  };
+}
+
+/** Error lines for operators, at most one per reason per interval, with how many were folded into it. */
+function failureLogger(log: Logger | undefined, now: () => number): (failure: Failure, status?: number) => void {
+  const lastLogged = new Map<Failure, { at: number; suppressed: number }>();
+  return (failure, status) => {
+    if (!log) return;
+    const last = lastLogged.get(failure);
+    if (last && now() - last.at < FAILURE_LOG_INTERVAL_MS) {
+      last.suppressed += 1;
+      return;
+    }
+    lastLogged.set(failure, { at: now(), suppressed: 0 });
+    const suppressed = last?.suppressed ?? 0;
+    log.error({ failure, status, suppressed }, FAILURE_MESSAGES[failure] ?? 'introspection failed; answering 503');
+  };
+}

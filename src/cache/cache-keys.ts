@@ -1,0 +1,23 @@
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import type { CacheSettings } from '../config/types.js';
+
+/**
+ * Key of a cached introspection answer: a keyed hash of the token (never the token, never a fragment of it),
+ * namespaced by the issuer or endpoint so two authorization servers never share entries. The store adds the
+ * configured key prefix.
+ */
+export function introspectionCacheKey(namespace: string, keySecret: Buffer, token: string): string {
+  const space = createHash('sha256').update(namespace).digest('hex').slice(0, 16);
+  const tokenHash = createHmac('sha256', keySecret).update(token).digest('base64url');
+  return `introspect:${space}:${tokenHash}`;
+}
+
+/**
+ * The HMAC key for cache keys. Replicas sharing Redis must share it, so it is required with Redis; the in-process
+ * cache gets a random one per process (its entries die with the process anyway).
+ */
+export function resolveCacheKeySecret(settings: CacheSettings): Buffer {
+  if (settings.keySecret) return Buffer.from(settings.keySecret.reveal(), 'utf8');
+  if (settings.redisUrl) throw new Error('cache.key_secret is required when cache.redis_url is set');
+  return randomBytes(32);
+}

@@ -1,0 +1,40 @@
+import { LRUCache } from 'lru-cache';
+import type { CacheStatus, CacheStore } from './store.js';
+import { storableTtl } from './ttl.js';
+
+export interface MemoryStoreOptions {
+  /** Most entries kept; the least recently used go first. */
+  readonly maxEntries?: number;
+  /** Clock in ms since the epoch (injected in tests). */
+  readonly now?: () => number;
+}
+
+const DEFAULT_MAX_ENTRIES = 10_000;
+const READY: CacheStatus = { backend: 'memory', state: 'ready' };
+
+/** The in-process store used when no Redis is configured: same semantics, per-entry TTL, bounded size. */
+export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore {
+  const now = options.now ?? Date.now;
+  const entries = new LRUCache<string, string>({
+    max: options.maxEntries ?? DEFAULT_MAX_ENTRIES,
+    perf: { now },
+    // Read the clock on every check: an entry must not be served even 1 ms past its TTL.
+    ttlResolution: 0,
+  });
+  return {
+    get: (key) => Promise.resolve(entries.get(key)),
+    set(key, value, ttlMs) {
+      // lru-cache treats ttl 0 as "forever": never hand it one.
+      const ttl = storableTtl(ttlMs);
+      if (ttl === undefined) return Promise.resolve(false);
+      entries.set(key, value, { ttl });
+      return Promise.resolve(true);
+    },
+    delete: (key) => Promise.resolve(entries.delete(key)),
+    status: () => READY,
+    close() {
+      entries.clear();
+      return Promise.resolve();
+    },
+  };
+}

@@ -1,0 +1,397 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createIntrospectionVerifier, type IntrospectionVerifierDeps } from '../../src/auth/introspection-verifier.js';
+import type { TokenVerifier } from '../../src/auth/types.js';
+import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
+import type { IntrospectionSettings } from '../../src/config/types.js';
+import { isGatewayError } from '../../src/errors.js';
+import { createAuthCounters } from '../../src/observability/auth-counters.js';
+import { captureLogs } from '../helpers/capture-logs.js';
+import {
+  active,
+  deferred,
+  inactive,
+  INTROSPECTION_SECRET,
+  introspectionSettings,
+  json,
+  startIntrospectionServer,
+  type Reply,
+  type TestIntrospectionServer,
+} from '../helpers/introspection-server.js';
+import { startRedis, uniquePrefix, type RedisHandle } from '../helpers/redis.js';
+
+const RESOURCE = 'https://gw.example.test/calc/mcp';
+const OTHER_RESOURCE = 'https://gw.example.test/files/mcp';
+const ISSUER = 'https://as.example.test';
+const START = 1_800_000_000_000;
+
+let redis: RedisHandle;
+let raw: Redis;
+let as: TestIntrospectionServer;
+let store: RedisStore;
+let prefix: string;
+let time: number;
+const keySecret = randomBytes(32);
+const now = (): number => time;
+const seconds = (ms: number): number => Math.floor(ms / 1000);
+
+beforeAll(async () => {
+  redis = await startRedis();
+  raw = new Redis(redis.url);
+});
+
+afterAll(async () => {
+  raw.disconnect();
+  await redis.stop();
+});
+
+beforeEach(async () => {
+  time = START;
+  as = await startIntrospectionServer();
+  prefix = uniquePrefix('security-introspection');
+  store = createRedisStore({ url: redis.url, keyPrefix: prefix });
+  expect(await store.whenReady(10_000)).toBe(true);
+});
+
+afterEach(async () => {
+  await store.close();
+  await as.close();
+});
+
+function verifier(overrides: Partial<IntrospectionSettings> = {}, deps: Partial<IntrospectionVerifierDeps> = {}): TokenVerifier {
+  return createIntrospectionVerifier(introspectionSettings(as.endpoint, overrides), {
+    store,
+    keySecret,
+    audience: RESOURCE,
+    now,
+    ...deps,
+  });
+}
+
+const randomToken = (): string => randomBytes(32).toString('base64url');
+const goodAnswer = (extra: Record<string, unknown> = {}): Reply =>
+  active({ iss: ISSUER, sub: 'alice', client_id: 'app', scope: 'mcp:tools', aud: [RESOURCE], exp: seconds(time) + 3600, ...extra });
+
+async function errorCode(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return 'resolved';
+  } catch (error) {
+    return isGatewayError(error) ? error.code : 'not a GatewayError';
+  }
+}
+
+/** Every key of this test's prefix with its TTL and value. */
+async function cachedEntries(): Promise<{ key: string; pttl: number; value: string | null }[]> {
+  const keys = await raw.keys(`${prefix}*`);
+  return Promise.all(keys.map(async (key) => ({ key, pttl: await raw.pttl(key), value: await raw.get(key) })));
+}
+
+/** Every key and string value in the whole Redis, whoever wrote it. */
+async function dumpRedis(): Promise<string[]> {
+  const texts: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await raw.scan(cursor, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) {
+      texts.push(key);
+      if ((await raw.type(key)) === 'string') texts.push((await raw.get(key)) ?? '');
+    }
+  } while (cursor !== '0');
+  return texts;
+}
+
+function fragments(token: string, length = 8): string[] {
+  return Array.from({ length: token.length - length + 1 }, (_, start) => token.slice(start, start + length));
+}
+
+describe('D1 valid opaque token: one introspection, then the cache; no token material in Redis', () => {
+  it('D1 1 AS call, 100 further requests → 0 calls; no key or value holds the token or an 8-char fragment', async () => {
+    as.respond(() => goodAnswer());
+    const counters = createAuthCounters();
+    const gateway = verifier({}, { counters });
+    const token = randomToken();
+
+    const context = await gateway.verify(token);
+    expect(context).toMatchObject({ issuer: ISSUER, subject: 'alice', clientId: 'app', tokenKind: 'introspection' });
+    expect([...context.scopes]).toEqual(['mcp:tools']);
+    for (let request = 0; request < 100; request += 1) await gateway.verify(token);
+    expect(as.calls).toHaveLength(1);
+    expect(counters.snapshot()).toMatchObject({ cacheHits: 100, cacheMisses: 1, asCalls: 1 });
+
+    const entries = await cachedEntries();
+    expect(entries).toHaveLength(1);
+    const dump = await dumpRedis();
+    expect(dump.length).toBeGreaterThan(0);
+    for (const text of dump) {
+      expect(fragments(token).filter((fragment) => text.includes(fragment))).toEqual([]);
+    }
+  });
+
+  it('D1 another replica (own verifier and Redis client, same key secret) reuses the entry', async () => {
+    as.respond(() => goodAnswer());
+    const token = randomToken();
+    await verifier().verify(token);
+    const replicaStore = createRedisStore({ url: redis.url, keyPrefix: prefix });
+    try {
+      expect(await replicaStore.whenReady(10_000)).toBe(true);
+      const replica = createIntrospectionVerifier(introspectionSettings(as.endpoint), {
+        store: replicaStore,
+        keySecret,
+        audience: RESOURCE,
+        now,
+      });
+      await replica.verify(token);
+      expect(as.calls).toHaveLength(1);
+    } finally {
+      await replicaStore.close();
+    }
+  });
+});
+
+describe('D2 the cache never outlives exp', () => {
+  it('D2 exp = now + 20 s with max_ttl 300 s → Redis TTL ≤ 20 s; at now + 21 s → re-introspected and refused', async () => {
+    const exp = seconds(time) + 20;
+    as.respond(() => goodAnswer({ exp }));
+    const gateway = verifier({ maxTtl: 300_000 });
+    const token = randomToken();
+    await gateway.verify(token);
+
+    const [entry] = await cachedEntries();
+    expect(entry?.pttl).toBeGreaterThan(0);
+    expect(entry?.pttl).toBeLessThanOrEqual(20_000);
+
+    time += 21_000;
+    expect(await errorCode(gateway.verify(token))).toBe('invalid_token');
+    expect(as.calls).toHaveLength(2);
+  });
+});
+
+describe('D3 revocation is seen within max_ttl, never later', () => {
+  it('D3 revoked after a success → served from cache until max_ttl, re-introspected and refused right after', async () => {
+    as.respond(() => goodAnswer());
+    const gateway = verifier({ maxTtl: 60_000 });
+    const token = randomToken();
+    await gateway.verify(token);
+    const [entry] = await cachedEntries();
+    expect(entry?.pttl).toBeLessThanOrEqual(60_000);
+
+    as.respond(() => inactive);
+    time += 59_999;
+    await expect(gateway.verify(token)).resolves.toMatchObject({ subject: 'alice' });
+    expect(as.calls).toHaveLength(1);
+
+    time += 1;
+    expect(await errorCode(gateway.verify(token))).toBe('invalid_token');
+    expect(as.calls).toHaveLength(2);
+  });
+});
+
+describe('D4 inactive tokens: 401 and a bounded negative entry', () => {
+  it('D4 active:false → invalid_token; a burst of 50 + 50 more → 1 AS call; TTL ≤ negative_ttl; then asked again', async () => {
+    as.respond(() => inactive);
+    const counters = createAuthCounters();
+    const gateway = verifier({ negativeTtl: 30_000 }, { counters });
+    const token = randomToken();
+
+    const burst = await Promise.all(Array.from({ length: 50 }, () => errorCode(gateway.verify(token))));
+    expect(new Set(burst)).toEqual(new Set(['invalid_token']));
+    for (let request = 0; request < 50; request += 1) expect(await errorCode(gateway.verify(token))).toBe('invalid_token');
+    expect(as.calls).toHaveLength(1);
+    expect(counters.snapshot().negativeHits).toBe(50);
+
+    const [entry] = await cachedEntries();
+    expect(entry?.pttl).toBeGreaterThan(0);
+    expect(entry?.pttl).toBeLessThanOrEqual(30_000);
+
+    time += 30_000;
+    expect(await errorCode(gateway.verify(token))).toBe('invalid_token');
+    expect(as.calls).toHaveLength(2);
+  });
+});
+
+describe('D5 anything but a boolean active:true in a 200 JSON answer is never active', () => {
+  it.each<[string, Reply]>([
+    ['{"active":"false"}', json({ active: 'false' })],
+    ['{"active":"true"}', json({ active: 'true', aud: [RESOURCE] })],
+    ['{"active":1}', json({ active: 1, aud: [RESOURCE] })],
+    ['{}', json({})],
+    ['[]', json([])],
+    ['null', json(null)],
+    ['HTML 200', { status: 200, contentType: 'text/html', body: '<html><body>Login</body></html>' }],
+    ['HTML labelled as JSON', { status: 200, contentType: 'application/json', body: '<html>oops</html>' }],
+    ['text/plain with an active JSON body', { status: 200, contentType: 'text/plain', body: '{"active":true}' }],
+    ['no content type', { status: 200, contentType: '', body: '{"active":true}' }],
+    ['exp as a string', json({ active: true, aud: [RESOURCE], exp: '1900000000' })],
+    ['aud as a number', json({ active: true, aud: 42 })],
+    ['scope as an array', json({ active: true, aud: [RESOURCE], scope: ['mcp:tools'] })],
+    ['iss null', json({ active: true, aud: [RESOURCE], iss: null })],
+  ])('D5 %s → auth_unavailable, nothing cached', async (_case, reply) => {
+    as.respond(() => reply);
+    const gateway = verifier();
+    const token = randomToken();
+    expect(await errorCode(gateway.verify(token))).toBe('auth_unavailable');
+    expect(await cachedEntries()).toEqual([]);
+    expect(await errorCode(gateway.verify(token))).toBe('auth_unavailable');
+    expect(as.calls).toHaveLength(2);
+  });
+});
+
+describe('D6 active:true but not for this resource, issuer or use', () => {
+  it.each<[string, Record<string, unknown>]>([
+    ['aud lacks the resource', { aud: [OTHER_RESOURCE] }],
+    ['aud is a prefix look-alike', { aud: `${RESOURCE}.attacker.test` }],
+    ['no aud', { aud: undefined }],
+    ['iss differs', { iss: 'https://evil.example.test' }],
+    ['iss with a trailing slash', { iss: `${ISSUER}/` }],
+    ['no iss while one is pinned', { iss: undefined }],
+    ['token_type refresh_token', { token_type: 'refresh_token' }],
+    ['exp in the past', { exp: seconds(START) - 1 }],
+    ['exp exactly now', { exp: seconds(START) }],
+  ])('D6 %s → invalid_token', async (_case, claims) => {
+    as.respond(() => goodAnswer(claims));
+    const gateway = verifier();
+    const token = randomToken();
+    expect(await errorCode(gateway.verify(token))).toBe('invalid_token');
+    // Decided again from the cached facts, not by asking again.
+    expect(await errorCode(gateway.verify(token))).toBe('invalid_token');
+    expect(as.calls).toHaveLength(1);
+  });
+
+  it('D6 a single-string aud equal to the resource is accepted', async () => {
+    as.respond(() => goodAnswer({ aud: RESOURCE }));
+    await expect(verifier().verify(randomToken())).resolves.toMatchObject({ audience: [RESOURCE] });
+  });
+});
+
+describe('D7 the AS failing → 503, never 401, never cached', () => {
+  it.each<[string, Reply]>([
+    ['timeout (never answers)', 'hang'],
+    ['500', { status: 500, body: 'oops' }],
+    ['502', { status: 502, body: '' }],
+    ['503', { status: 503, body: '' }],
+    ['429', { status: 429, body: '' }],
+    ['404', { status: 404, body: '' }],
+    ['redirect', { status: 307, body: '', contentType: 'text/plain' }],
+    ['connection reset', 'reset'],
+  ])('D7 %s → auth_unavailable, not cached', async (_case, reply) => {
+    as.respond(() => reply);
+    const counters = createAuthCounters();
+    const gateway = verifier({ timeout: 200 }, { counters });
+    const token = randomToken();
+    expect(await errorCode(gateway.verify(token))).toBe('auth_unavailable');
+    expect(await cachedEntries()).toEqual([]);
+    expect(await errorCode(gateway.verify(token))).toBe('auth_unavailable');
+    expect(as.calls).toHaveLength(2);
+    expect(Object.values(counters.snapshot().asErrors)).toEqual([2]);
+  });
+
+  it('D7 a timeout is reported as such', async () => {
+    as.respond(() => 'hang');
+    const counters = createAuthCounters();
+    await errorCode(verifier({ timeout: 200 }, { counters }).verify(randomToken()));
+    expect(counters.snapshot().asErrors).toEqual({ timeout: 1 });
+  });
+});
+
+describe('D8 the AS refusing the gateway credentials', () => {
+  it.each([401, 403])('D8 AS answers %i → auth_unavailable, an operator error log, no secret or token in logs', async (status) => {
+    as.respond(() => ({ status, body: '{"error":"invalid_client"}' }));
+    const logs = captureLogs();
+    const gateway = verifier({}, { logger: logs.logger });
+    const token = randomToken();
+    expect(await errorCode(gateway.verify(token))).toBe('auth_unavailable');
+    expect(await cachedEntries()).toEqual([]);
+
+    const errors = logs.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.level === 50);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ failure: 'credentials_refused', status });
+    const text = logs.text();
+    const basic = as.calls[0]?.authorization?.replace(/^Basic /, '') ?? 'unreachable';
+    for (const secret of [INTROSPECTION_SECRET, token, basic, Buffer.from(INTROSPECTION_SECRET).toString('base64')]) {
+      expect(text).not.toContain(secret);
+    }
+  });
+});
+
+describe('D11 single flight, bulkhead and pre-AS rejection', () => {
+  it('D11 100 concurrent requests with one uncached token → 1 AS call', async () => {
+    const gate = deferred();
+    as.respond(async () => {
+      await gate.promise;
+      return goodAnswer();
+    });
+    const gateway = verifier();
+    const token = randomToken();
+    const requests = Array.from({ length: 100 }, () => gateway.verify(token));
+    await as.waitForCalls(1);
+    gate.release();
+    const results = await Promise.allSettled(requests);
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(100);
+    expect(as.calls).toHaveLength(1);
+  });
+
+  it('D11 200 distinct tokens against a slow AS with a bulkhead of 16 → the AS never sees more than 16 at once', async () => {
+    const gate = deferred();
+    as.respond(async () => {
+      await gate.promise;
+      return inactive;
+    });
+    const gateway = verifier({}, { maxConcurrent: 16 });
+    let shed = 0;
+    const allShed = deferred();
+    const requests = Array.from({ length: 200 }, () =>
+      errorCode(gateway.verify(randomToken())).then((code) => {
+        if (code === 'auth_unavailable' && (shed += 1) === 184) allShed.release();
+        return code;
+      }),
+    );
+    await allShed.promise;
+    await as.waitForCalls(16);
+    gate.release();
+    const codes = await Promise.all(requests);
+    expect(codes.filter((code) => code === 'invalid_token')).toHaveLength(16);
+    expect(codes.filter((code) => code === 'auth_unavailable')).toHaveLength(184);
+    expect(as.calls).toHaveLength(16);
+    expect(as.maxInFlight).toBeLessThanOrEqual(16);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['a space', 'abc def'],
+    ['a quote', 'abc"def'],
+    ['a percent sign', 'abc%41'],
+    ['a comma', 'abc,def'],
+    ['padding in the middle', 'abc=def'],
+    ['a control character', 'abc\u0001def'],
+    ['longer than 16 KiB', 'a'.repeat(16 * 1024 + 1)],
+  ])('D11 a token with %s never reaches the AS → invalid_token', async (_case, token) => {
+    as.respond(() => goodAnswer());
+    expect(await errorCode(verifier().verify(token))).toBe('invalid_token');
+    expect(as.calls).toHaveLength(0);
+  });
+});
+
+describe('D12 one cached entry, re-evaluated for every route', () => {
+  it('D12 entry cached through route A (aud A) presented at route B → invalid_token at B without a new AS call', async () => {
+    as.respond(() => goodAnswer({ aud: [RESOURCE] }));
+    const routeA = verifier();
+    const routeB = verifier({}, { audience: OTHER_RESOURCE });
+    const token = randomToken();
+    await expect(routeA.verify(token)).resolves.toMatchObject({ audience: [RESOURCE] });
+    expect(await errorCode(routeB.verify(token))).toBe('invalid_token');
+    expect(as.calls).toHaveLength(1);
+  });
+
+  it('D12 an entry for both audiences is accepted at both, each seeing its own scopes decision later', async () => {
+    as.respond(() => goodAnswer({ aud: [RESOURCE, OTHER_RESOURCE], scope: 'files:read' }));
+    const token = randomToken();
+    const atA = await verifier().verify(token);
+    const atB = await verifier({}, { audience: OTHER_RESOURCE }).verify(token);
+    expect([...atA.scopes]).toEqual(['files:read']);
+    expect([...atB.scopes]).toEqual(['files:read']);
+    expect(as.calls).toHaveLength(1);
+  });
+});
