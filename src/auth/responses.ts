@@ -1,0 +1,107 @@
+import type { GatewayError } from '../errors.js';
+import { buildChallenge, CHALLENGE_DESCRIPTIONS } from './challenge.js';
+
+export interface ErrorResponse {
+  readonly statusCode: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** What an error response needs to know about the route that produced it; absent when no route matched. */
+export interface ChallengeContext {
+  readonly metadataUrl: string;
+  /** Scopes to advertise in a 401 challenge (the route's scopes, or scopes_supported). */
+  readonly challengeScopes: readonly string[];
+}
+
+/** Seconds a client should wait before retrying when the gateway cannot decide. */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** Fixed, input-free descriptions: a response never echoes anything the client sent. */
+const DESCRIPTIONS = {
+  ...CHALLENGE_DESCRIPTIONS,
+  missing_token: 'Authorization required',
+  auth_unavailable: 'Authorization temporarily unavailable; retry later',
+  origin_forbidden: 'Origin not allowed',
+  invalid_jsonrpc: 'Request body must be a single JSON-RPC message',
+  payload_too_large: 'Request body too large',
+  not_found: 'Not found',
+  upstream_unreachable: 'Upstream MCP server unavailable',
+  upstream_rejected: "Upstream MCP server rejected the gateway's credentials",
+  upstream_timeout: 'Upstream MCP server timed out',
+  draining: 'Gateway is shutting down; retry on another instance',
+} as const satisfies Record<GatewayError['code'], string>;
+
+/** JSON-RPC error codes the gateway itself answers with (implementation-defined server error range). */
+export const JSONRPC_CODES = {
+  invalidRequest: -32600,
+  upstreamUnavailable: -32001,
+  upstreamTimeout: -32002,
+  upstreamRejected: -32003,
+  unavailable: -32004,
+} as const;
+
+function oauthBody(error: string, description: string): string {
+  return JSON.stringify({ error, error_description: description });
+}
+
+export function jsonRpcError(id: string | number | null, code: number, message: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
+}
+
+const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' } as const;
+
+/**
+ * Maps every gateway error to its status, headers and body (ARCHITECTURE.md "Responses"). Exhaustive: adding a
+ * code to GatewayErrorCode without a case here is a compile error.
+ */
+export function errorResponse(
+  error: GatewayError,
+  challenge: ChallengeContext | undefined,
+  jsonRpcId: string | number | null = null,
+): ErrorResponse {
+  const description = DESCRIPTIONS[error.code];
+  switch (error.code) {
+    case 'missing_token':
+    case 'invalid_request':
+    case 'invalid_token':
+    case 'insufficient_scope': {
+      const status = { missing_token: 401, invalid_request: 400, invalid_token: 401, insufficient_scope: 403 }[error.code];
+      const headers: Record<string, string> = { ...JSON_TYPE, 'cache-control': 'no-store' };
+      if (challenge) {
+        headers['www-authenticate'] = buildChallenge({
+          ...(error.code === 'missing_token' ? {} : { error: error.code }),
+          resourceMetadataUrl: challenge.metadataUrl,
+          scopes: error.code === 'insufficient_scope' ? (error.requiredScopes ?? []) : challenge.challengeScopes,
+        });
+      }
+      return { statusCode: status, headers, body: oauthBody(error.code, description) };
+    }
+    case 'auth_unavailable':
+      return {
+        statusCode: 503,
+        headers: { ...JSON_TYPE, 'retry-after': String(RETRY_AFTER_SECONDS), 'cache-control': 'no-store' },
+        body: oauthBody('temporarily_unavailable', description),
+      };
+    case 'draining':
+      return {
+        statusCode: 503,
+        headers: { ...JSON_TYPE, 'retry-after': '1', connection: 'close' },
+        body: jsonRpcError(jsonRpcId, JSONRPC_CODES.unavailable, description),
+      };
+    case 'origin_forbidden':
+      return { statusCode: 403, headers: JSON_TYPE, body: oauthBody('origin_forbidden', description) };
+    case 'invalid_jsonrpc':
+      return { statusCode: 400, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.invalidRequest, description) };
+    case 'payload_too_large':
+      return { statusCode: 413, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.invalidRequest, description) };
+    case 'not_found':
+      return { statusCode: 404, headers: JSON_TYPE, body: JSON.stringify({ error: 'not_found' }) };
+    case 'upstream_unreachable':
+      return { statusCode: 502, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.upstreamUnavailable, description) };
+    case 'upstream_rejected':
+      return { statusCode: 502, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.upstreamRejected, description) };
+    case 'upstream_timeout':
+      return { statusCode: 504, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.upstreamTimeout, description) };
+  }
+}

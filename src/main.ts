@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { createRouteVerifier } from './auth/route-verifier.js';
+import { resolveCacheKeySecret } from './cache/cache-keys.js';
+import { createCacheStore } from './cache/create-store.js';
+import { loadConfigFile, type ConfigProblem } from './config/load.js';
+import type { CompiledConfig } from './config/types.js';
+import { createAuthCounters } from './observability/auth-counters.js';
+import { createLogger } from './observability/logger.js';
+import { buildServer } from './server.js';
+
+const HELP = `mcp-auth-gateway — OAuth protected-resource gateway for MCP servers (Streamable HTTP)
+
+Usage:
+  mcp-auth-gateway serve [--config FILE]      Start the gateway. FILE defaults to $MCP_GATEWAY_CONFIG.
+  mcp-auth-gateway check-config FILE          Validate FILE: exit 0 when valid, 1 listing every problem
+                                              with its YAML path (e.g. routes.0.tokens.jwt.issuer: ...).
+  mcp-auth-gateway --help                     Show this help.
+
+Secrets in the config are references: \${env:NAME} or \${file:/path}.
+Docs: README.md (configuration reference, response contract).
+`;
+
+function printProblems(file: string, problems: readonly ConfigProblem[]): void {
+  process.stderr.write(`${file}: ${problems.length} problem(s)\n`);
+  for (const problem of problems) {
+    process.stderr.write(`  ${problem.path === '' ? '(file)' : problem.path}: ${problem.message}\n`);
+  }
+}
+
+async function loadOrExit(file: string): Promise<CompiledConfig> {
+  const result = await loadConfigFile(file);
+  if (!result.ok) {
+    printProblems(file, result.problems);
+    process.exit(1);
+  }
+  return result.config;
+}
+
+async function checkConfig(file: string | undefined): Promise<number> {
+  if (!file) {
+    process.stderr.write('check-config needs a FILE argument\n');
+    return 2;
+  }
+  const config = await loadOrExit(file);
+  for (const warning of config.warnings) process.stderr.write(`warning: ${warning}\n`);
+  process.stdout.write(`${file}: OK (${config.routes.length} route(s): ${config.routes.map((route) => route.path).join(', ')})\n`);
+  return 0;
+}
+
+/** How long in-flight requests get to finish after SIGTERM before the process exits anyway. */
+const SHUTDOWN_GRACE_MS = 10_000;
+
+async function serve(file: string | undefined): Promise<void> {
+  if (!file) {
+    process.stderr.write('serve needs --config FILE or MCP_GATEWAY_CONFIG\n');
+    process.exit(2);
+  }
+  const config = await loadOrExit(file);
+  const logger = createLogger({ level: config.logLevel });
+  for (const warning of config.warnings) logger.warn({ warning }, 'config warning');
+
+  const cache = createCacheStore(config.cache, logger);
+  const keySecret = resolveCacheKeySecret(config.cache);
+  const counters = createAuthCounters();
+  const gateway = await buildServer(config, {
+    logger,
+    cache,
+    verifierFor: (route) => createRouteVerifier(route, { store: cache, keySecret, logger, counters }),
+  });
+  await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
+  void gateway.warm();
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    gateway.drain();
+    const deadline = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS);
+    deadline.unref();
+    gateway.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'error while shutting down');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+export async function main(argv: readonly string[]): Promise<number | undefined> {
+  const { values, positionals } = parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+  });
+  const [command, argument] = positionals;
+  if (values.help || command === undefined || command === 'help') {
+    process.stdout.write(HELP);
+    return command === undefined && !values.help ? 2 : 0;
+  }
+  switch (command) {
+    case 'check-config':
+      return checkConfig(argument ?? values.config);
+    case 'serve':
+      await serve(values.config ?? process.env.MCP_GATEWAY_CONFIG);
+      return undefined;
+    default:
+      process.stderr.write(`unknown command "${command}"\n\n${HELP}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`mcp-auth-gateway: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

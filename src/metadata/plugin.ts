@@ -1,0 +1,39 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { CompiledConfig } from '../config/types.js';
+import { METADATA_MAX_AGE_SECONDS, protectedResourceMetadata } from './document.js';
+
+export const METADATA_ROOT = '/.well-known/oauth-protected-resource';
+
+/**
+ * Serves RFC 9728 documents without authentication, for every route (path shape A) and at the root for the
+ * single or default route (shape B). Lookups go through the current config so a reload adds and removes them.
+ */
+export function registerMetadataRoutes(app: FastifyInstance, currentConfig: () => CompiledConfig): void {
+  const serve = async (request: FastifyRequest, reply: FastifyReply) => {
+    const path = request.url.split('?', 1)[0] ?? '';
+    const route = currentConfig().routesByMetadataPath.get(path);
+    void reply.header('access-control-allow-origin', '*');
+    if (!route) {
+      return reply.code(404).type('application/json').send({ error: 'not_found' });
+    }
+    return reply
+      .header('cache-control', `public, max-age=${METADATA_MAX_AGE_SECONDS}`)
+      .type('application/json')
+      .send(protectedResourceMetadata(route));
+  };
+  for (const url of [METADATA_ROOT, `${METADATA_ROOT}/*`]) {
+    app.route({ method: ['GET', 'HEAD'], url, exposeHeadRoute: false, handler: serve });
+    app.route({
+      method: 'OPTIONS',
+      url,
+      handler: async (_request, reply) =>
+        reply
+          .code(204)
+          .header('access-control-allow-origin', '*')
+          .header('access-control-allow-methods', 'GET, HEAD, OPTIONS')
+          .header('access-control-allow-headers', 'mcp-protocol-version')
+          .header('access-control-max-age', '600')
+          .send(),
+    });
+  }
+}
