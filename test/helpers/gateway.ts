@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import { createRouteVerifier } from '../../src/auth/route-verifier.js';
 import { createMemoryStore } from '../../src/cache/memory-store.js';
 import type { CacheStore } from '../../src/cache/store.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { CompiledConfig } from '../../src/config/types.js';
-import { createLogger } from '../../src/observability/logger.js';
 import { buildServer, type Gateway } from '../../src/server.js';
+import { captureLogs } from './capture-logs.js';
 
 export interface RunningGateway {
   readonly url: string;
@@ -30,17 +29,10 @@ export function compileOrThrow(yaml: string, env: NodeJS.ProcessEnv = {}): Compi
 /** Builds the real gateway from YAML and listens on 127.0.0.1, port 0, capturing its logs. */
 export async function startGateway(
   yaml: string,
-  options: { env?: NodeJS.ProcessEnv; cache?: CacheStore; logLevel?: 'info' | 'debug' | 'trace' } = {},
+  options: { env?: NodeJS.ProcessEnv; cache?: CacheStore } = {},
 ): Promise<RunningGateway> {
   const config = compileOrThrow(yaml, options.env);
-  const logs: string[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, callback) {
-      logs.push(chunk.toString('utf8'));
-      callback();
-    },
-  });
-  const logger = createLogger({ level: options.logLevel ?? 'trace', destination });
+  const { logger, lines: logs } = captureLogs();
   const cache = options.cache ?? createMemoryStore();
   const keySecret = randomBytes(32);
   const gateway = await buildServer(config, {

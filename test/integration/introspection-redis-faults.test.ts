@@ -3,7 +3,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createIntrospectionVerifier } from '../../src/auth/introspection-verifier.js';
 import type { TokenVerifier } from '../../src/auth/types.js';
 import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
-import { isGatewayError } from '../../src/errors.js';
 import {
   active,
   inactive,
@@ -12,6 +11,7 @@ import {
   type TestIntrospectionServer,
 } from '../helpers/introspection-server.js';
 import { freePort, spawnRedis, startSilentServer, uniquePrefix } from '../helpers/redis.js';
+import { outcome } from '../helpers/outcome.js';
 
 const RESOURCE = 'https://gw.example.test/calc/mcp';
 const READY_WAIT_MS = 10_000;
@@ -49,14 +49,6 @@ function verifierOn(store: RedisStore): TokenVerifier {
   });
 }
 
-async function outcome(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'accepted';
-  } catch (error) {
-    return isGatewayError(error) ? error.code : 'not a GatewayError';
-  }
-}
 
 /** Each decision comes from the AS, unchanged by the broken cache: no fail-open, no 503, no hang. */
 async function expectDecidedDirectly(verifier: TokenVerifier): Promise<void> {

@@ -3,7 +3,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRouteVerifier, isJwtFrom } from '../../src/auth/route-verifier.js';
 import { createMemoryStore } from '../../src/cache/memory-store.js';
 import type { CompiledRoute } from '../../src/config/types.js';
-import { isGatewayError } from '../../src/errors.js';
 import { compileOrThrow } from '../helpers/gateway.js';
 import {
   active,
@@ -12,6 +11,7 @@ import {
   type TestIntrospectionServer,
 } from '../helpers/introspection-server.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
+import { outcome } from '../helpers/outcome.js';
 
 const PUBLIC = 'https://gw.example.test';
 const RESOURCE = `${PUBLIC}/calc/mcp`;
@@ -60,14 +60,6 @@ function verifierFor(compiled: CompiledRoute) {
   return createRouteVerifier(compiled, { store: createMemoryStore(), keySecret: randomBytes(32) });
 }
 
-async function outcome(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'accepted';
-  } catch (error) {
-    return isGatewayError(error) ? error.code : 'not a GatewayError';
-  }
-}
 
 const jwksFetches = (): number => issuer.hits.get('/jwks') ?? 0;
 

@@ -5,7 +5,6 @@ import { createIntrospectionVerifier, type IntrospectionVerifierDeps } from '../
 import type { TokenVerifier } from '../../src/auth/types.js';
 import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
 import type { IntrospectionSettings } from '../../src/config/types.js';
-import { isGatewayError } from '../../src/errors.js';
 import { createAuthCounters } from '../../src/observability/auth-counters.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 import {
@@ -20,6 +19,7 @@ import {
   type TestIntrospectionServer,
 } from '../helpers/introspection-server.js';
 import { startRedis, uniquePrefix, type RedisHandle } from '../helpers/redis.js';
+import { outcome } from '../helpers/outcome.js';
 
 const RESOURCE = 'https://gw.example.test/calc/mcp';
 const OTHER_RESOURCE = 'https://gw.example.test/files/mcp';
@@ -73,14 +73,6 @@ const randomToken = (): string => randomBytes(32).toString('base64url');
 const goodAnswer = (extra: Record<string, unknown> = {}): Reply =>
   active({ iss: ISSUER, sub: 'alice', client_id: 'app', scope: 'mcp:tools', aud: [RESOURCE], exp: seconds(time) + 3600, ...extra });
 
-async function errorCode(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'resolved';
-  } catch (error) {
-    return isGatewayError(error) ? error.code : 'not a GatewayError';
-  }
-}
 
 /** Every key of this test's prefix with its TTL and value. */
 async function cachedEntries(): Promise<{ key: string; pttl: number; value: string | null }[]> {
@@ -164,7 +156,7 @@ describe('D2 the cache never outlives exp', () => {
     expect(entry?.pttl).toBeLessThanOrEqual(20_000);
 
     time += 21_000;
-    expect(await errorCode(gateway.verify(token))).toBe('invalid_token');
+    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
     expect(as.calls).toHaveLength(2);
   });
 });
@@ -184,7 +176,7 @@ describe('D3 revocation is seen within max_ttl, never later', () => {
     expect(as.calls).toHaveLength(1);
 
     time += 1;
-    expect(await errorCode(gateway.verify(token))).toBe('invalid_token');
+    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
     expect(as.calls).toHaveLength(2);
   });
 });
@@ -196,9 +188,9 @@ describe('D4 inactive tokens: 401 and a bounded negative entry', () => {
     const gateway = verifier({ negativeTtl: 30_000 }, { counters });
     const token = randomToken();
 
-    const burst = await Promise.all(Array.from({ length: 50 }, () => errorCode(gateway.verify(token))));
+    const burst = await Promise.all(Array.from({ length: 50 }, () => outcome(gateway.verify(token))));
     expect(new Set(burst)).toEqual(new Set(['invalid_token']));
-    for (let request = 0; request < 50; request += 1) expect(await errorCode(gateway.verify(token))).toBe('invalid_token');
+    for (let request = 0; request < 50; request += 1) expect(await outcome(gateway.verify(token))).toBe('invalid_token');
     expect(as.calls).toHaveLength(1);
     expect(counters.snapshot().negativeHits).toBe(50);
 
@@ -207,7 +199,7 @@ describe('D4 inactive tokens: 401 and a bounded negative entry', () => {
     expect(entry?.pttl).toBeLessThanOrEqual(30_000);
 
     time += 30_000;
-    expect(await errorCode(gateway.verify(token))).toBe('invalid_token');
+    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
     expect(as.calls).toHaveLength(2);
   });
 });
@@ -232,9 +224,9 @@ describe('D5 anything but a boolean active:true in a 200 JSON answer is never ac
     as.respond(() => reply);
     const gateway = verifier();
     const token = randomToken();
-    expect(await errorCode(gateway.verify(token))).toBe('auth_unavailable');
+    expect(await outcome(gateway.verify(token))).toBe('auth_unavailable');
     expect(await cachedEntries()).toEqual([]);
-    expect(await errorCode(gateway.verify(token))).toBe('auth_unavailable');
+    expect(await outcome(gateway.verify(token))).toBe('auth_unavailable');
     expect(as.calls).toHaveLength(2);
   });
 });
@@ -254,9 +246,9 @@ describe('D6 active:true but not for this resource, issuer or use', () => {
     as.respond(() => goodAnswer(claims));
     const gateway = verifier();
     const token = randomToken();
-    expect(await errorCode(gateway.verify(token))).toBe('invalid_token');
+    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
     // Decided again from the cached facts, not by asking again.
-    expect(await errorCode(gateway.verify(token))).toBe('invalid_token');
+    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
     expect(as.calls).toHaveLength(1);
   });
 
@@ -281,9 +273,9 @@ describe('D7 the AS failing → 503, never 401, never cached', () => {
     const counters = createAuthCounters();
     const gateway = verifier({ timeout: 200 }, { counters });
     const token = randomToken();
-    expect(await errorCode(gateway.verify(token))).toBe('auth_unavailable');
+    expect(await outcome(gateway.verify(token))).toBe('auth_unavailable');
     expect(await cachedEntries()).toEqual([]);
-    expect(await errorCode(gateway.verify(token))).toBe('auth_unavailable');
+    expect(await outcome(gateway.verify(token))).toBe('auth_unavailable');
     expect(as.calls).toHaveLength(2);
     expect(Object.values(counters.snapshot().asErrors)).toEqual([2]);
   });
@@ -291,7 +283,7 @@ describe('D7 the AS failing → 503, never 401, never cached', () => {
   it('D7 a timeout is reported as such', async () => {
     as.respond(() => 'hang');
     const counters = createAuthCounters();
-    await errorCode(verifier({ timeout: 200 }, { counters }).verify(randomToken()));
+    await outcome(verifier({ timeout: 200 }, { counters }).verify(randomToken()));
     expect(counters.snapshot().asErrors).toEqual({ timeout: 1 });
   });
 });
@@ -302,7 +294,7 @@ describe('D8 the AS refusing the gateway credentials', () => {
     const logs = captureLogs();
     const gateway = verifier({}, { logger: logs.logger });
     const token = randomToken();
-    expect(await errorCode(gateway.verify(token))).toBe('auth_unavailable');
+    expect(await outcome(gateway.verify(token))).toBe('auth_unavailable');
     expect(await cachedEntries()).toEqual([]);
 
     const errors = logs.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.level === 50);
@@ -343,7 +335,7 @@ describe('D11 single flight, bulkhead and pre-AS rejection', () => {
     let shed = 0;
     const allShed = deferred();
     const requests = Array.from({ length: 200 }, () =>
-      errorCode(gateway.verify(randomToken())).then((code) => {
+      outcome(gateway.verify(randomToken())).then((code) => {
         if (code === 'auth_unavailable' && (shed += 1) === 184) allShed.release();
         return code;
       }),
@@ -369,7 +361,7 @@ describe('D11 single flight, bulkhead and pre-AS rejection', () => {
     ['longer than 16 KiB', 'a'.repeat(16 * 1024 + 1)],
   ])('D11 a token with %s never reaches the AS → invalid_token', async (_case, token) => {
     as.respond(() => goodAnswer());
-    expect(await errorCode(verifier().verify(token))).toBe('invalid_token');
+    expect(await outcome(verifier().verify(token))).toBe('invalid_token');
     expect(as.calls).toHaveLength(0);
   });
 });
@@ -381,7 +373,7 @@ describe('D12 one cached entry, re-evaluated for every route', () => {
     const routeB = verifier({}, { audience: OTHER_RESOURCE });
     const token = randomToken();
     await expect(routeA.verify(token)).resolves.toMatchObject({ audience: [RESOURCE] });
-    expect(await errorCode(routeB.verify(token))).toBe('invalid_token');
+    expect(await outcome(routeB.verify(token))).toBe('invalid_token');
     expect(as.calls).toHaveLength(1);
   });
 

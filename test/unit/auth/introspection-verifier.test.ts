@@ -7,9 +7,9 @@ import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import type { CacheStore } from '../../../src/cache/store.js';
 import { Secret } from '../../../src/config/secret.js';
 import type { IntrospectionSettings } from '../../../src/config/types.js';
-import { isGatewayError } from '../../../src/errors.js';
 import { createAuthCounters } from '../../../src/observability/auth-counters.js';
 import { captureLogs } from '../../helpers/capture-logs.js';
+import { outcome } from '../../helpers/outcome.js';
 import {
   active,
   inactive,
@@ -53,14 +53,6 @@ function verifier(overrides: Partial<IntrospectionSettings> = {}, deps: Partial<
   });
 }
 
-async function errorCode(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'resolved';
-  } catch (error) {
-    return isGatewayError(error) ? `${error.code}:${error.reason ?? ''}` : 'not a GatewayError';
-  }
-}
 
 describe('introspection request (RFC 7662 §2.1)', () => {
   it('POSTs the token as a form with token_type_hint=access_token and client_secret_basic', async () => {
@@ -138,7 +130,7 @@ describe('introspection answer → AuthContext', () => {
     ['Refresh_Token'],
   ])('refuses token_type %s', async (tokenType) => {
     as.respond(() => goodAnswer({ token_type: tokenType }));
-    expect(await errorCode(verifier().verify(token()))).toBe('invalid_token:introspection_refresh_token');
+    expect(await outcome(verifier().verify(token()), { withReason: true })).toBe('invalid_token:introspection_refresh_token');
   });
 
   it.each([['Bearer'], ['access_token'], ['urn:ietf:params:oauth:token-type:access_token']])(
@@ -151,7 +143,7 @@ describe('introspection answer → AuthContext', () => {
 
   it('refuses an answer larger than 64 KiB as malformed', async () => {
     as.respond(() => goodAnswer({ padding: 'x'.repeat(70_000) }));
-    expect(await errorCode(verifier().verify(token()))).toBe('auth_unavailable:introspection_malformed');
+    expect(await outcome(verifier().verify(token()), { withReason: true })).toBe('auth_unavailable:introspection_malformed');
   });
 });
 
@@ -166,7 +158,7 @@ describe('in-process cache (memory store, injected clock)', () => {
     await gateway.verify(sent);
     expect(as.calls).toHaveLength(1);
     time += 2;
-    expect(await errorCode(gateway.verify(sent))).toBe('invalid_token:introspection_expired');
+    expect(await outcome(gateway.verify(sent), { withReason: true })).toBe('invalid_token:introspection_expired');
     expect(as.calls).toHaveLength(2);
   });
 
@@ -179,7 +171,7 @@ describe('in-process cache (memory store, injected clock)', () => {
     time += 999;
     await expect(gateway.verify(sent)).resolves.toMatchObject({ subject: 'alice' });
     time += 1;
-    expect(await errorCode(gateway.verify(sent))).toBe('invalid_token:introspection_inactive');
+    expect(await outcome(gateway.verify(sent), { withReason: true })).toBe('invalid_token:introspection_inactive');
     expect(as.calls).toHaveLength(2);
   });
 
@@ -187,13 +179,13 @@ describe('in-process cache (memory store, injected clock)', () => {
     as.respond(() => inactive);
     const sent = token();
     const cached = verifier({ negativeTtl: 5_000 });
-    await errorCode(cached.verify(sent));
-    await errorCode(cached.verify(sent));
+    await outcome(cached.verify(sent), { withReason: true });
+    await outcome(cached.verify(sent), { withReason: true });
     expect(as.calls).toHaveLength(1);
 
     const uncached = verifier({ negativeTtl: 0 });
-    await errorCode(uncached.verify(sent));
-    await errorCode(uncached.verify(sent));
+    await outcome(uncached.verify(sent), { withReason: true });
+    await outcome(uncached.verify(sent), { withReason: true });
     expect(as.calls).toHaveLength(3);
   });
 
@@ -212,10 +204,10 @@ describe('in-process cache (memory store, injected clock)', () => {
     as.respond((call) => (call.token === good ? goodAnswer() : inactive));
     await gateway.verify(good);
     await gateway.verify(good);
-    await errorCode(gateway.verify(bad));
-    await errorCode(gateway.verify(bad));
+    await outcome(gateway.verify(bad), { withReason: true });
+    await outcome(gateway.verify(bad), { withReason: true });
     as.respond(() => ({ status: 503, body: '' }));
-    await errorCode(gateway.verify(token()));
+    await outcome(gateway.verify(token()), { withReason: true });
     expect(counters.snapshot()).toEqual({
       cacheHits: 1,
       cacheMisses: 3,
@@ -231,9 +223,9 @@ describe('operator logs', () => {
     as.respond(() => ({ status: 500, body: '' }));
     const logs = captureLogs();
     const gateway = verifier({}, { logger: logs.logger });
-    for (let attempt = 0; attempt < 3; attempt += 1) await errorCode(gateway.verify(token()));
+    for (let attempt = 0; attempt < 3; attempt += 1) await outcome(gateway.verify(token()), { withReason: true });
     time += 10_000;
-    await errorCode(gateway.verify(token()));
+    await outcome(gateway.verify(token()), { withReason: true });
     const errors = logs.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.level === 50);
     expect(errors.map((line) => [line.failure, line.suppressed])).toEqual([
       ['server_error', 0],
