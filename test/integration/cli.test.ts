@@ -1,0 +1,73 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+
+/** Runs the real CLI entry point (TypeScript source through tsx, so no build is needed). */
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+      env: { ...process.env, ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+const EXAMPLE_ENV = {
+  REDIS_URL: 'redis://127.0.0.1:6379',
+  CACHE_KEY_SECRET: 'k'.repeat(40),
+  CALC_UPSTREAM_TOKEN: 'calc-token',
+  NOTES_API_KEY: 'notes-key',
+  INTROSPECTION_SECRET: 'introspection-secret',
+};
+
+describe('mcp-auth-gateway CLI', () => {
+  it('--help explains serve and check-config', async () => {
+    const { code, stdout } = await cli(['--help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('serve');
+    expect(stdout).toContain('check-config');
+  });
+
+  it('check-config exits 0 for the shipped example', async () => {
+    const { code, stdout } = await cli(['check-config', 'config/example.yaml'], EXAMPLE_ENV);
+    expect(code).toBe(0);
+    expect(stdout).toContain('OK');
+  });
+
+  it('check-config exits 1 listing every problem with its YAML path, never a secret value', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mcpgw-cli-'));
+    const file = join(dir, 'bad.yaml');
+    await writeFile(
+      file,
+      `public_url: https://gw.example.com
+routes:
+  - name: calc
+    path: /calc/mcp
+    upstream: { url: http://127.0.0.1:3000/mcp, auth: { type: bearer, token: "\${env:MISSING_TOKEN}" } }
+    authorization_servers: [http://auth.example.com]
+    tokens:
+      jwt: { issuer: not-a-url }
+    unknown_key: 1
+`,
+    );
+    const { code, stderr } = await cli(['check-config', file]);
+    expect(code).toBe(1);
+    expect(stderr).toContain('routes.0.tokens.jwt.issuer');
+    expect(stderr).toContain('routes.0.unknown_key');
+    expect(stderr).toContain('MISSING_TOKEN');
+  });
+
+  it('unknown commands exit 2 with the help text', async () => {
+    const { code, stderr } = await cli(['frobnicate']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('Usage');
+  });
+});
