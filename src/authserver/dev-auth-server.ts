@@ -1,0 +1,158 @@
+import { randomBytes } from 'node:crypto';
+import type { EventEmitter } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+import { Provider, type JWKS } from 'oidc-provider';
+import type { Logger } from 'pino';
+import { createAdapterFactory } from './client-adapter.js';
+import { createInteractionHandler, isInteractionPath, requestPath } from './interactions.js';
+import { createLoopbackClientResolver } from './loopback-client-resolver.js';
+import { buildProviderConfiguration, CLOCK_TOLERANCE_SECONDS } from './provider-config.js';
+import { isLoopbackHostname } from './redirect-uris.js';
+import { createResourceRegistry } from './resources.js';
+import type { DevAuthServer, DevAuthServerOptions } from './types.js';
+
+/** The one account of the development server; every sign-in is this user. */
+export const DEV_ACCOUNT_ID = 'demo-user';
+
+const DEFAULT_ACCESS_TOKEN_TTL_SECONDS = 300;
+const RFC8414_METADATA_PATH = '/.well-known/oauth-authorization-server';
+const OIDC_METADATA_PATH = '/.well-known/openid-configuration';
+
+/** oidc-provider events worth a log line; only the error code and its fixed description are logged. */
+const CLIENT_ERROR_EVENTS = [
+  'authorization.error',
+  'grant.error',
+  'registration_create.error',
+  'introspection.error',
+  'discovery.error',
+  'jwks.error',
+] as const;
+
+/** A fresh ES256 signing key per start: tokens from an earlier run never verify against a later one. */
+async function generateSigningKeys(): Promise<JWKS> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const kid = await calculateJwkThumbprint(await exportJWK(publicKey));
+  return { keys: [{ ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' }] };
+}
+
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** The issuer is an origin: plain http only on loopback, no path (endpoints hang off the root). */
+function normaliseIssuer(issuer: string): string {
+  const url = new URL(issuer);
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+    throw new TypeError('issuer must be an origin (scheme, host, optional port) without path, query or fragment');
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHostname(url.hostname))) {
+    throw new TypeError('issuer must use https unless its host is loopback');
+  }
+  return url.origin;
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((error) => (error ? reject(error) : resolve()));
+    server.closeAllConnections();
+  });
+}
+
+function logEvents(provider: Provider, logger: Logger): void {
+  provider.on('server_error', (_ctx, err) => logger.error({ err }, 'authorization server error'));
+  // Provider's typed overloads take one literal event name at a time; these share one listener shape.
+  const emitter: EventEmitter = provider;
+  for (const event of CLIENT_ERROR_EVENTS) {
+    emitter.on(event, (_ctx: unknown, err: { error?: unknown; error_description?: unknown }) =>
+      logger.info({ event, error: err.error, description: err.error_description }, 'authorization request refused'),
+    );
+  }
+}
+
+/**
+ * Starts the development OAuth 2.1 authorization server (oidc-provider) for the demo and the tests. It issues
+ * tokens only for the configured resources, requires PKCE S256 and resource indicators, and accepts pre-registered
+ * clients, dynamic registration and Client ID Metadata Documents. State is in memory and keys are regenerated at
+ * every start.
+ */
+export async function startDevAuthServer(options: DevAuthServerOptions): Promise<DevAuthServer> {
+  const host = options.host ?? '127.0.0.1';
+  const resources = createResourceRegistry(options.resources);
+  const jwks = await generateSigningKeys();
+  const server = createServer();
+  await listen(server, options.port ?? 0, host);
+
+  let provider: Provider;
+  let url: string;
+  let issuer: string;
+  try {
+    url = `http://${urlHost(host)}:${(server.address() as AddressInfo).port}`;
+    issuer = normaliseIssuer(options.issuer ?? url);
+    const resolveLoopbackClient = options.allowLoopbackClientMetadata ? createLoopbackClientResolver() : undefined;
+    provider = new Provider(
+      issuer,
+      buildProviderConfiguration({
+        resources,
+        clients: options.clients ?? [],
+        jwks,
+        cookieKeys: [randomBytes(32).toString('base64url')],
+        adapter: createAdapterFactory(CLOCK_TOLERANCE_SECONDS, resolveLoopbackClient),
+        accountId: DEV_ACCOUNT_ID,
+        accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
+        issueRefreshTokens: options.issueRefreshTokens ?? true,
+      }),
+    );
+  } catch (error) {
+    await closeServer(server);
+    throw error;
+  }
+  // An https issuer means TLS ends at a proxy in front: trust its X-Forwarded-Proto for secure cookies.
+  provider.proxy = issuer.startsWith('https:');
+  if (options.logger) logEvents(provider, options.logger);
+
+  const interactions = createInteractionHandler({
+    provider,
+    origin: issuer,
+    accountId: DEV_ACCOUNT_ID,
+    autoApprove: options.autoApprove ?? false,
+    logger: options.logger,
+  });
+  const oidc = provider.callback();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const path = requestPath(req);
+    if (isInteractionPath(path)) {
+      void interactions(req, res);
+      return;
+    }
+    // RFC 8414 metadata is the same document oidc-provider serves for OpenID Connect Discovery.
+    if (path === RFC8414_METADATA_PATH) req.url = `${OIDC_METADATA_PATH}${(req.url ?? '').slice(path.length)}`;
+    void oidc(req, res);
+  });
+
+  const warning = `DEVELOPMENT AUTHORIZATION SERVER at ${issuer}: every sign-in is "${DEV_ACCOUNT_ID}"${
+    options.autoApprove ? ' and every request is approved without asking' : ''
+  }, state is in memory, keys change at every start. Never expose it or use it for real accounts.`;
+  if (options.logger) options.logger.warn(warning);
+  else process.emitWarning(warning, 'DevAuthServerWarning');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    issuer,
+    jwksUri: `${issuer}/jwks`,
+    introspectionEndpoint: `${issuer}/token/introspection`,
+    close: () => (closing ??= closeServer(server)),
+  };
+}

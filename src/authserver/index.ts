@@ -1,0 +1,10 @@
+export { DEV_ACCOUNT_ID, startDevAuthServer } from './dev-auth-server.js';
+export { introspectionClientsFromRoutes, resourcesFromRoutes } from './from-config.js';
+export type {
+  AccessTokenFormat,
+  DevAuthServer,
+  DevAuthServerOptions,
+  DevClient,
+  DevClientAuthMethod,
+  DevResource,
+} from './types.js';

@@ -1,0 +1,175 @@
+import {
+  errors,
+  interactionPolicy,
+  type AdapterFactory,
+  type ClientMetadata,
+  type Configuration,
+  type JWKS,
+  type KoaContextWithOIDC,
+  type ResourceServer,
+} from 'oidc-provider';
+import { CLIENT_METADATA_DOCUMENT_LIMITS, hasRequiredDocumentFields } from './client-metadata-document.js';
+import { PAGE_HEADERS, renderErrorPage } from './pages.js';
+import { isAllowedRedirectUri } from './redirect-uris.js';
+import type { ResourceRegistry } from './resources.js';
+import type { DevClient } from './types.js';
+
+export interface ProviderSettings {
+  readonly resources: ResourceRegistry;
+  readonly clients: readonly DevClient[];
+  readonly jwks: JWKS;
+  readonly cookieKeys: readonly string[];
+  readonly adapter: AdapterFactory;
+  readonly accountId: string;
+  readonly accessTokenTtlSeconds: number;
+  readonly issueRefreshTokens: boolean;
+}
+
+/** Seconds oidc-provider tolerates between its clock and a client's (also used by the memory adapter). */
+export const CLOCK_TOLERANCE_SECONDS = 15;
+
+const SIGNING_ALG = 'ES256';
+const CODE_GRANTS = ['authorization_code', 'refresh_token'];
+
+function toClientMetadata(client: DevClient): ClientMetadata {
+  const redirectUris = client.redirect_uris ?? [];
+  const grantTypes = client.grant_types ?? (redirectUris.length > 0 ? CODE_GRANTS : []);
+  return {
+    client_id: client.client_id,
+    ...(client.client_secret === undefined ? {} : { client_secret: client.client_secret }),
+    ...(client.client_name === undefined ? {} : { client_name: client.client_name }),
+    redirect_uris: [...redirectUris],
+    grant_types: [...grantTypes],
+    response_types: grantTypes.includes('authorization_code') ? ['code'] : [],
+    token_endpoint_auth_method:
+      client.token_endpoint_auth_method ?? (client.client_secret === undefined ? 'none' : 'client_secret_basic'),
+  };
+}
+
+function originOf(uri: string): string | undefined {
+  try {
+    return new URL(uri).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs for every client however it arrives (pre-registered, registration request, metadata document).
+ * Redirect URIs must be https or loopback http. Every client is treated as `web`, so redirect URIs are matched
+ * exactly: oidc-provider relaxes the port of loopback redirect URIs for `native` clients (RFC 8252 §7.3).
+ */
+function validateClientMetadata(_ctx: unknown, key: string, value: unknown, metadata: ClientMetadata): void {
+  if (key !== 'redirect_uris' || !Array.isArray(value)) return;
+  if (!value.every((uri) => typeof uri === 'string' && isAllowedRedirectUri(uri))) {
+    throw new errors.InvalidClientMetadata('redirect_uris must be https or loopback http URIs without fragment');
+  }
+  metadata.application_type = 'web';
+}
+
+/** Every authorization asks the user (or autoApprove) to confirm, even when an earlier grant covers the scopes. */
+function interactionPolicyWithConsentAlways(): interactionPolicy.Prompt[] {
+  const policy = interactionPolicy.base();
+  policy.get('consent')?.checks.add(
+    new interactionPolicy.Check(
+      'consent_every_request',
+      'every authorization request is confirmed by the End-User',
+      'consent_required',
+      (ctx) => (ctx.oidc.result?.consent ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT),
+    ),
+  );
+  return policy;
+}
+
+export function buildProviderConfiguration(settings: ProviderSettings): Configuration {
+  const { resources, accessTokenTtlSeconds } = settings;
+
+  // RFC 8707 is mandatory here: no resource → invalid_target, at the authorization and at the token endpoint.
+  function defaultResource(_ctx: KoaContextWithOIDC, _client: unknown, oneOf?: readonly string[]): Promise<string> {
+    const reason = oneOf ? 'exactly one resource indicator must be used' : 'the resource parameter is required';
+    return Promise.reject(new errors.InvalidTarget(reason));
+  }
+
+  function getResourceServerInfo(ctx: KoaContextWithOIDC, indicator: string): Promise<ResourceServer> {
+    // oidc-provider falls back to the grant's resource when a token request omits it; the MCP spec wants it sent.
+    if (ctx.oidc.route === 'token' && ctx.oidc.params?.resource === undefined) {
+      return Promise.reject(new errors.InvalidTarget('the resource parameter is required'));
+    }
+    const resource = resources.find(indicator);
+    if (resource === undefined) return Promise.reject(new errors.InvalidTarget('resource indicator is not a configured resource'));
+    const format = resource.accessTokenFormat ?? 'jwt';
+    return Promise.resolve({
+      scope: resource.scopes.join(' '),
+      audience: resource.resource,
+      accessTokenTTL: accessTokenTtlSeconds,
+      accessTokenFormat: format,
+      ...(format === 'jwt' ? { jwt: { sign: { alg: SIGNING_ALG } } } : {}),
+    });
+  }
+
+  return {
+    adapter: settings.adapter,
+    clients: settings.clients.map(toClientMetadata),
+    clientDefaults: {
+      grant_types: CODE_GRANTS,
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: SIGNING_ALG,
+    },
+    clientBasedCORS: (_ctx, origin, client) => client.redirectUris?.some((uri) => originOf(uri) === origin) ?? false,
+    clockTolerance: CLOCK_TOLERANCE_SECONDS,
+    cookies: { keys: [...settings.cookieKeys] },
+    jwks: settings.jwks,
+    enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALG] },
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    allowOmittingSingleRegisteredRedirectUri: false,
+    scopes: ['openid', 'offline_access'],
+    findAccount: (_ctx, id) => (id === settings.accountId ? { accountId: id, claims: () => ({ sub: id }) } : undefined),
+    interactions: {
+      url: (_ctx, interaction) => `/interaction/${interaction.uid}`,
+      policy: interactionPolicyWithConsentAlways(),
+    },
+    extraClientMetadata: { properties: ['redirect_uris'], validator: validateClientMetadata },
+    features: {
+      devInteractions: { enabled: false },
+      dPoP: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      userinfo: { enabled: false },
+      registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
+      introspection: { enabled: true, allowedPolicy: (_ctx, client) => client.clientAuthMethod !== 'none' },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource,
+        getResourceServerInfo,
+        useGrantedResource: () => false,
+      },
+      clientIdMetadataDocument: {
+        enabled: true,
+        ack: 'draft-02',
+        allowClient: (_ctx, client) =>
+          hasRequiredDocumentFields({ client_name: client.clientName, redirect_uris: client.redirectUris }),
+        cacheDuration: { ...CLIENT_METADATA_DOCUMENT_LIMITS.cacheSeconds },
+      },
+    },
+    fetchResponseBodyLimits: { 'client_id metadata document': CLIENT_METADATA_DOCUMENT_LIMITS.maxBytes },
+    issueRefreshToken: (_ctx, client) => settings.issueRefreshTokens && client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    // Tokens outlive the browser session: the demo user's session is not a security boundary here.
+    expiresWithSession: () => false,
+    ttl: {
+      AccessToken: accessTokenTtlSeconds,
+      AuthorizationCode: 60,
+      IdToken: accessTokenTtlSeconds,
+      Interaction: 600,
+      Grant: 86_400,
+      RefreshToken: 86_400,
+      Session: 86_400,
+    },
+    renderError: (ctx, out) => {
+      ctx.status = ctx.status >= 400 ? ctx.status : 400;
+      ctx.set({ ...PAGE_HEADERS });
+      ctx.body = renderErrorPage(String(out.error), out.error_description === undefined ? undefined : String(out.error_description));
+    },
+  };
+}
