@@ -1,13 +1,10 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { createRouteVerifier } from './auth/route-verifier.js';
-import { resolveCacheKeySecret } from './cache/cache-keys.js';
-import { createCacheStore } from './cache/create-store.js';
+import { assembleGateway } from './assemble.js';
 import { loadConfigFile, type ConfigProblem } from './config/load.js';
 import type { CompiledConfig } from './config/types.js';
 import { createAuthCounters } from './observability/auth-counters.js';
 import { createLogger } from './observability/logger.js';
-import { buildServer } from './server.js';
 
 const HELP = `mcp-auth-gateway — OAuth protected-resource gateway for MCP servers (Streamable HTTP)
 
@@ -15,6 +12,10 @@ Usage:
   mcp-auth-gateway serve [--config FILE]      Start the gateway. FILE defaults to $MCP_GATEWAY_CONFIG.
   mcp-auth-gateway check-config FILE          Validate FILE: exit 0 when valid, 1 listing every problem
                                               with its YAML path (e.g. routes.0.tokens.jwt.issuer: ...).
+  mcp-auth-gateway dev-auth-server --config FILE [--issuer URL] [--auto-approve]
+                                              DEVELOPMENT ONLY: run an OAuth 2.1 authorization server
+                                              (oidc-provider) issuing tokens for FILE's routes. The issuer
+                                              defaults to the first route's first authorization_servers entry.
   mcp-auth-gateway --help                     Show this help.
 
 Secrets in the config are references: \${env:NAME} or \${file:/path}.
@@ -60,14 +61,7 @@ async function serve(file: string | undefined): Promise<void> {
   const logger = createLogger({ level: config.logLevel });
   for (const warning of config.warnings) logger.warn({ warning }, 'config warning');
 
-  const cache = createCacheStore(config.cache, logger);
-  const keySecret = resolveCacheKeySecret(config.cache);
-  const counters = createAuthCounters();
-  const gateway = await buildServer(config, {
-    logger,
-    cache,
-    verifierFor: (route) => createRouteVerifier(route, { store: cache, keySecret, logger, counters }),
-  });
+  const gateway = await assembleGateway(config, { logger, counters: createAuthCounters() });
   await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
   void gateway.warm();
 
@@ -91,11 +85,37 @@ async function serve(file: string | undefined): Promise<void> {
   process.on('SIGINT', stop);
 }
 
+async function devAuthServer(file: string | undefined, options: { issuer?: string; autoApprove: boolean }): Promise<void> {
+  if (!file) {
+    process.stderr.write('dev-auth-server needs --config FILE (the gateway config it issues tokens for)\n');
+    process.exit(2);
+  }
+  const config = await loadOrExit(file);
+  // Loaded on demand: oidc-provider is only needed by this development command.
+  const { devAuthServerOptionsFromConfig, startDevAuthServer } = await import('./authserver/index.js');
+  const logger = createLogger({ level: config.logLevel });
+  const server = await startDevAuthServer({ ...devAuthServerOptionsFromConfig(config, options), logger });
+  logger.info({ issuer: server.issuer, autoApprove: options.autoApprove }, 'development authorization server listening');
+  const stop = () => {
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
 export async function main(argv: readonly string[]): Promise<number | undefined> {
   const { values, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,
-    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      config: { type: 'string', short: 'c' },
+      help: { type: 'boolean', short: 'h' },
+      issuer: { type: 'string' },
+      'auto-approve': { type: 'boolean' },
+    },
   });
   const [command, argument] = positionals;
   if (values.help || command === undefined || command === 'help') {
@@ -105,6 +125,9 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
   switch (command) {
     case 'check-config':
       return checkConfig(argument ?? values.config);
+    case 'dev-auth-server':
+      await devAuthServer(values.config ?? argument, { issuer: values.issuer, autoApprove: values['auto-approve'] ?? false });
+      return undefined;
     case 'serve':
       await serve(values.config ?? process.env.MCP_GATEWAY_CONFIG);
       return undefined;

@@ -1,5 +1,5 @@
-import type { CompiledRoute } from '../config/types.js';
-import type { DevClient, DevResource } from './types.js';
+import type { CompiledConfig, CompiledRoute } from '../config/types.js';
+import type { DevAuthServerOptions, DevClient, DevResource } from './types.js';
 
 /** The MCP authorization spec's example scope; always offered so clients following the spec examples succeed. */
 const BASE_SCOPE = 'mcp:tools';
@@ -50,4 +50,27 @@ export function introspectionClientsFromRoutes(routes: readonly CompiledRoute[])
     clients.set(client.client_id, client);
   }
   return [...clients.values()];
+}
+
+/**
+ * Options to run the development server as the authorization server of a gateway config: its issuer is the first
+ * route's first `authorization_servers` entry (host and port come from it), resources and introspection clients
+ * come from the routes.
+ */
+export function devAuthServerOptionsFromConfig(
+  config: CompiledConfig,
+  options: { readonly autoApprove: boolean; readonly issuer?: string },
+): DevAuthServerOptions {
+  const issuer = options.issuer ?? config.routes[0]?.authorizationServers[0];
+  if (issuer === undefined) throw new TypeError('the config names no authorization server');
+  const url = new URL(issuer);
+  return {
+    host: url.hostname,
+    port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+    issuer: url.href.replace(/\/$/, ''),
+    resources: resourcesFromRoutes(config.routes),
+    clients: introspectionClientsFromRoutes(config.routes),
+    autoApprove: options.autoApprove,
+    allowLoopbackClientMetadata: true,
+  };
 }

@@ -1,5 +1,5 @@
 export { DEV_ACCOUNT_ID, startDevAuthServer } from './dev-auth-server.js';
-export { introspectionClientsFromRoutes, resourcesFromRoutes } from './from-config.js';
+export { devAuthServerOptionsFromConfig, introspectionClientsFromRoutes, resourcesFromRoutes } from './from-config.js';
 export type {
   AccessTokenFormat,
   DevAuthServer,

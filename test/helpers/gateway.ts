@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createRouteVerifier } from '../../src/auth/route-verifier.js';
+import { assembleGateway } from '../../src/assemble.js';
 import { createMemoryStore } from '../../src/cache/memory-store.js';
 import type { CacheStore } from '../../src/cache/store.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { CompiledConfig } from '../../src/config/types.js';
-import { buildServer, type Gateway } from '../../src/server.js';
+import type { Gateway } from '../../src/server.js';
 import { captureLogs } from './capture-logs.js';
 
 export interface RunningGateway {
@@ -33,13 +32,7 @@ export async function startGateway(
 ): Promise<RunningGateway> {
   const config = compileOrThrow(yaml, options.env);
   const { logger, lines: logs } = captureLogs();
-  const cache = options.cache ?? createMemoryStore();
-  const keySecret = randomBytes(32);
-  const gateway = await buildServer(config, {
-    logger,
-    cache,
-    verifierFor: (route) => createRouteVerifier(route, { store: cache, keySecret, logger }),
-  });
+  const gateway = await assembleGateway(config, { logger, cache: options.cache ?? createMemoryStore() });
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const port = (gateway.app.server.address() as AddressInfo).port;
   return { url: `http://127.0.0.1:${port}`, port, gateway, config, logs, close: () => gateway.close() };

@@ -1,0 +1,84 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { assembleGateway } from '../../src/assemble.js';
+import { devAuthServerOptionsFromConfig, startDevAuthServer, type DevAuthServer } from '../../src/authserver/index.js';
+import { parseConfig } from '../../src/config/load.js';
+import type { CompiledConfig } from '../../src/config/types.js';
+import type { Gateway } from '../../src/server.js';
+import { startCalculator, type Calculator } from '../calculator/server.js';
+
+export interface DemoPorts {
+  readonly gateway: number;
+  readonly authServer: number;
+  readonly calculator: number;
+}
+
+/** The ports config/demo.yaml is written for. */
+export const DEMO_PORTS: DemoPorts = { gateway: 8080, authServer: 9000, calculator: 3001 };
+
+export interface DemoStack {
+  readonly config: CompiledConfig;
+  readonly gatewayUrl: string;
+  readonly authServer: DevAuthServer;
+  readonly calculator: Calculator;
+  readonly gateway: Gateway;
+  close(): Promise<void>;
+}
+
+/** A free loopback port (tests run the demo stack on free ports instead of the fixed demo ones). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export async function freeDemoPorts(): Promise<DemoPorts> {
+  return { gateway: await freePort(), authServer: await freePort(), calculator: await freePort() };
+}
+
+/** config/demo.yaml with its three loopback ports moved, so the one shipped file also drives the tests. */
+export async function demoConfig(ports: DemoPorts, env: NodeJS.ProcessEnv): Promise<CompiledConfig> {
+  const text = (await readFile(new URL('../../config/demo.yaml', import.meta.url), 'utf8'))
+    .replaceAll('127.0.0.1:8080', `127.0.0.1:${ports.gateway}`)
+    .replace('port: 8080', `port: ${ports.gateway}`)
+    .replaceAll('127.0.0.1:9000', `127.0.0.1:${ports.authServer}`)
+    .replaceAll('127.0.0.1:3001', `127.0.0.1:${ports.calculator}`);
+  const result = parseConfig(text, { env, source: 'config/demo.yaml' });
+  if (!result.ok) {
+    throw new Error(`config/demo.yaml: ${result.problems.map((problem) => `${problem.path}: ${problem.message}`).join('; ')}`);
+  }
+  return result.config;
+}
+
+/**
+ * The whole MCP authorization flow on loopback: development authorization server (auto-approving), the example
+ * calculator, and the gateway in front of it with an in-memory cache.
+ */
+export async function startDemoStack(options: { ports?: DemoPorts; logger: Logger }): Promise<DemoStack> {
+  const ports = options.ports ?? DEMO_PORTS;
+  const env = { DEMO_INTROSPECTION_SECRET: process.env.DEMO_INTROSPECTION_SECRET ?? randomBytes(24).toString('base64url') };
+  const config = await demoConfig(ports, env);
+  const authServer = await startDevAuthServer({
+    ...devAuthServerOptionsFromConfig(config, { autoApprove: true }),
+    logger: options.logger.child({ component: 'dev-auth-server' }),
+  });
+  const calculator = await startCalculator({ port: ports.calculator });
+  const gateway = await assembleGateway(config, { logger: options.logger });
+  await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
+  await gateway.warm();
+  return {
+    config,
+    gatewayUrl: config.publicUrl.href.replace(/\/$/, ''),
+    authServer,
+    calculator,
+    gateway,
+    close: async () => {
+      await gateway.close();
+      await Promise.all([calculator.close(), authServer.close()]);
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * `npm run demo`: the development authorization server, the example calculator and the gateway on loopback, in one
+ * process, with an in-memory cache. Ctrl-C stops all three.
+ */
+import { createLogger } from '../src/observability/logger.js';
+import { DEMO_PORTS, startDemoStack } from '../examples/demo/stack.js';
+
+const logger = createLogger({ level: process.env.LOG_LEVEL === 'debug' ? 'debug' : 'warn' });
+
+try {
+  const stack = await startDemoStack({ logger });
+  const calc = `${stack.gatewayUrl}/calc/mcp`;
+  process.stdout.write(`
+mcp-auth-gateway demo is running (development authorization server: do not expose it)
+
+  MCP endpoint (JWT tokens)     ${calc}
+  MCP endpoint (opaque tokens)  ${stack.gatewayUrl}/calc-opaque/mcp
+  Protected resource metadata   ${stack.gatewayUrl}/.well-known/oauth-protected-resource/calc/mcp
+  Authorization server          ${stack.authServer.issuer}   (auto-approves as demo-user)
+  Upstream calculator           ${stack.calculator.url}   (no auth of its own: loopback only)
+
+Connect:
+  npm run demo:client                               headless official SDK client: OAuth flow, add, multiply
+  npx @modelcontextprotocol/inspector               then enter ${calc} (transport: Streamable HTTP)
+  curl -i -X POST ${calc}   →  401 with the WWW-Authenticate challenge
+
+Ctrl-C to stop.
+`);
+  const stop = () => {
+    stack.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+} catch (error) {
+  const code = (error as NodeJS.ErrnoException).code;
+  process.stderr.write(
+    code === 'EADDRINUSE'
+      ? `demo: a port is already in use; the demo needs ${Object.values(DEMO_PORTS).join(', ')} on 127.0.0.1\n`
+      : `demo failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+}
