@@ -45,7 +45,7 @@ function collect(node: SchemaNode, path: string, required: boolean, rows: Row[])
   if (variants?.some((variant) => variant.properties)) {
     for (const variant of variants) {
       const discriminator = variant.properties?.type?.const;
-      const prefix = discriminator === undefined ? path : `${path} (type: ${String(discriminator)})`;
+      const prefix = discriminator === undefined ? path : `${path} (type: ${JSON.stringify(discriminator).replaceAll(`"`, "")})`;
       for (const [name, child] of Object.entries(variant.properties ?? {})) {
         if (name === 'type') continue;
         collect(child, `${prefix}.${name}`, variant.required?.includes(name) ?? false, rows);
