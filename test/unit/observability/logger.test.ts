@@ -41,7 +41,7 @@ describe('logger redaction', () => {
     const { logger, text } = captureLogs();
     logger.info({ req: { id: 'r1', method: 'POST', url: `/calc/mcp?access_token=${CANARY}` } }, 'incoming request');
     expect(text()).not.toContain(CANARY);
-    expect(JSON.parse(text()).req).toEqual({ id: 'r1', method: 'POST', url: '/calc/mcp?[redacted]' });
+    expect((JSON.parse(text()) as { req: unknown }).req).toEqual({ id: 'r1', method: 'POST', url: '/calc/mcp?[redacted]' });
   });
 
   it.each([
