@@ -60,6 +60,12 @@ function originOf(uri: string): string | undefined {
  * exactly: oidc-provider relaxes the port of loopback redirect URIs for `native` clients (RFC 8252 §7.3).
  */
 function validateClientMetadata(_ctx: unknown, key: string, value: unknown, metadata: ClientMetadata): void {
+  // MCP clients register with the challenge's scope; oidc-provider would pin the client to it (and reject resource
+  // scopes it does not list globally). What a client may get is decided per resource instead, so step-up works.
+  if (key === 'scope') {
+    delete metadata.scope;
+    return;
+  }
   if (key !== 'redirect_uris' || !Array.isArray(value)) return;
   if (!value.every((uri) => typeof uri === 'string' && isAllowedRedirectUri(uri))) {
     throw new errors.InvalidClientMetadata('redirect_uris must be https or loopback http URIs without fragment');
@@ -130,7 +136,7 @@ export function buildProviderConfiguration(settings: ProviderSettings): Configur
       url: (_ctx, interaction) => `/interaction/${interaction.uid}`,
       policy: interactionPolicyWithConsentAlways(),
     },
-    extraClientMetadata: { properties: ['redirect_uris'], validator: validateClientMetadata },
+    extraClientMetadata: { properties: ['redirect_uris', 'scope'], validator: validateClientMetadata },
     features: {
       devInteractions: { enabled: false },
       dPoP: { enabled: false },
