@@ -5,23 +5,29 @@ import { createCacheStore } from './cache/create-store.js';
 import type { CacheStore } from './cache/store.js';
 import type { CompiledConfig } from './config/types.js';
 import type { AuthCounters } from './observability/auth-counters.js';
+import { createGatewayMetrics } from './observability/metrics.js';
 import { buildServer, type Gateway } from './server.js';
 
 export interface AssembleOptions {
   readonly logger: Logger;
   /** Default: Redis when `cache.redis_url` is set, else the in-process cache. */
   readonly cache?: CacheStore;
+  /** Default: the gateway's Prometheus counters. */
   readonly counters?: AuthCounters;
 }
 
 /** The production wiring of a compiled config: cache store, per-route verifiers, server. Does not listen. */
 export function assembleGateway(config: CompiledConfig, options: AssembleOptions): Promise<Gateway> {
-  const { logger, counters } = options;
+  const { logger } = options;
+  const metrics = createGatewayMetrics();
+  const counters = options.counters ?? metrics.authCounters;
   const cache = options.cache ?? createCacheStore(config.cache, logger);
   const keySecret = resolveCacheKeySecret(config.cache);
   return buildServer(config, {
     logger,
     cache,
+    keySecret,
+    metrics,
     verifierFor: (route) => createRouteVerifier(route, { store: cache, keySecret, logger, counters }),
   });
 }

@@ -23,6 +23,16 @@ export type GatewayErrorCode =
   /** Upstream answered 401/403: its challenge is never relayed to the client. */
   | 'upstream_rejected'
   | 'upstream_timeout'
+  /** No upstream credential could be obtained (token endpoint down, refused, malformed answer) → 502. */
+  | 'upstream_credentials_failed'
+  /** Mcp-Session-Id outside visible ASCII or over 256 bytes → 400. */
+  | 'invalid_session_id'
+  /** Mcp-Session-Id unknown, expired or bound to another principal → 404, exactly as an unknown session. */
+  | 'session_not_found'
+  /** Mcp-Method / Mcp-Name headers disagree with the body (MCP 2026-07-28 HeaderMismatch) → 400. */
+  | 'header_mismatch'
+  /** The principal exceeded the route's rate limit → 429 + Retry-After. */
+  | 'rate_limited'
   /** Shutting down: new requests are refused so clients go to another replica. */
   | 'draining';
 
@@ -31,6 +41,8 @@ export interface GatewayErrorOptions {
   readonly reason?: string;
   /** For insufficient_scope: every scope the operation needs. */
   readonly requiredScopes?: readonly string[];
+  /** For rate_limited: how long the client should wait. */
+  readonly retryAfterMs?: number;
   readonly cause?: unknown;
 }
 
@@ -38,6 +50,7 @@ export class GatewayError extends Error {
   readonly code: GatewayErrorCode;
   readonly reason: string | undefined;
   readonly requiredScopes: readonly string[] | undefined;
+  readonly retryAfterMs: number | undefined;
 
   constructor(code: GatewayErrorCode, options: GatewayErrorOptions = {}) {
     super(options.reason ? `${code}: ${options.reason}` : code, { cause: options.cause });
@@ -45,6 +58,7 @@ export class GatewayError extends Error {
     this.code = code;
     this.reason = options.reason;
     this.requiredScopes = options.requiredScopes;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 

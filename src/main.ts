@@ -1,15 +1,17 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { assembleGateway } from './assemble.js';
 import { loadConfigFile, type ConfigProblem } from './config/load.js';
 import type { CompiledConfig } from './config/types.js';
-import { createAuthCounters } from './observability/auth-counters.js';
 import { createLogger } from './observability/logger.js';
+import { serveGateway } from './serve.js';
 
 const HELP = `mcp-auth-gateway — OAuth protected-resource gateway for MCP servers (Streamable HTTP)
 
 Usage:
   mcp-auth-gateway serve [--config FILE]      Start the gateway. FILE defaults to $MCP_GATEWAY_CONFIG.
+                                              Reloads FILE on change and on SIGHUP; SIGTERM/SIGINT drain
+                                              and exit within shutdown.grace_period. Metrics and health on
+                                              the admin listener (admin.host:admin.port, default 127.0.0.1:9090).
   mcp-auth-gateway check-config FILE          Validate FILE: exit 0 when valid, 1 listing every problem
                                               with its YAML path (e.g. routes.0.tokens.jwt.issuer: ...).
   mcp-auth-gateway dev-auth-server --config FILE [--issuer URL] [--auto-approve]
@@ -49,9 +51,6 @@ async function checkConfig(file: string | undefined): Promise<number> {
   return 0;
 }
 
-/** How long in-flight requests get to finish after SIGTERM before the process exits anyway. */
-const SHUTDOWN_GRACE_MS = 10_000;
-
 async function serve(file: string | undefined): Promise<void> {
   if (!file) {
     process.stderr.write('serve needs --config FILE or MCP_GATEWAY_CONFIG\n');
@@ -60,29 +59,7 @@ async function serve(file: string | undefined): Promise<void> {
   const config = await loadOrExit(file);
   const logger = createLogger({ level: config.logLevel });
   for (const warning of config.warnings) logger.warn({ warning }, 'config warning');
-
-  const gateway = await assembleGateway(config, { logger, counters: createAuthCounters() });
-  await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
-  void gateway.warm();
-
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    gateway.drain();
-    const deadline = setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS);
-    deadline.unref();
-    gateway.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'error while shutting down');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  await serveGateway({ file, config, logger });
 }
 
 async function devAuthServer(file: string | undefined, options: { issuer?: string; autoApprove: boolean }): Promise<void> {

@@ -1,12 +1,22 @@
 import type { TokenVerifier } from './auth/types.js';
+import type { CacheStore } from './cache/store.js';
 import type { CompiledConfig, CompiledRoute } from './config/types.js';
+import { createIdentityAsserter, type IdentityAsserter } from './identity/assertion.js';
+import type { SigningKey, SigningKeySource } from './identity/signing-key.js';
 import { createUpstreamCredentialProvider, type UpstreamCredentialProvider } from './proxy/upstream-credentials.js';
+import { createRateLimiter, type RateLimiter } from './ratelimit/limiter.js';
+import { createSessionBindings, type SessionBindings } from './session/bindings.js';
 
 /** Everything a request on one route needs, built once per compiled config. */
 export interface RouteRuntime {
   readonly route: CompiledRoute;
   readonly verifier: TokenVerifier;
   readonly credentials: UpstreamCredentialProvider;
+  /** Signs the identity assertion sent upstream, when the route has `upstream.identity`. */
+  readonly identity: IdentityAsserter | undefined;
+  readonly sessions: SessionBindings;
+  /** Absent when the route has no `rate_limit`. */
+  readonly rateLimiter: RateLimiter | undefined;
   /** Scopes advertised in a 401 challenge: what any request on this route needs, else what the route offers. */
   readonly challengeScopes: readonly string[];
 }
@@ -15,21 +25,42 @@ export interface Runtime {
   readonly config: CompiledConfig;
   /** Keyed by normalised route path. */
   readonly routes: ReadonlyMap<string, RouteRuntime>;
+  /** Key of identity assertions, published at /.well-known/jwks.json; absent when nothing asserts identity. */
+  readonly signingKey: SigningKey | undefined;
 }
 
 export type VerifierFactory = (route: CompiledRoute) => TokenVerifier;
 
-export function createRuntime(config: CompiledConfig, verifierFor: VerifierFactory): Runtime {
+/** Process-wide services every route's runtime draws on; the same object for every config (reloads). */
+export interface RuntimeServices {
+  /** Shared cache: upstream tokens, session bindings, rate-limit buckets. */
+  readonly store: CacheStore;
+  /** HMAC key of cache keys (shared by replicas with Redis). */
+  readonly keySecret: Buffer;
+  readonly signingKeys: SigningKeySource;
+  readonly fetch?: typeof fetch;
+  /** Clock in ms since the epoch (injected in tests). */
+  readonly now?: () => number;
+}
+
+export function createRuntime(config: CompiledConfig, verifierFor: VerifierFactory, services: RuntimeServices): Runtime {
+  const asserts = config.routes.some((route) => route.upstream.identity !== undefined);
+  const signingKey = asserts || config.signingKey ? services.signingKeys(config.signingKey) : undefined;
+  const issuer = config.publicUrl.href.replace(/\/$/, '');
   const routes = new Map<string, RouteRuntime>();
   for (const route of config.routes) {
+    const { identity } = route.upstream;
     routes.set(route.path, {
       route,
       verifier: verifierFor(route),
-      credentials: createUpstreamCredentialProvider(route.upstream.auth),
+      credentials: createUpstreamCredentialProvider(route.upstream.auth, services),
+      identity: identity && signingKey && createIdentityAsserter(identity, { issuer, key: signingKey, now: services.now }),
+      sessions: createSessionBindings(route.name, route.sessions, services),
+      rateLimiter: route.rateLimit && createRateLimiter(route.name, route.rateLimit, services),
       challengeScopes: route.policy.scopes.length > 0 ? route.policy.scopes : route.scopesSupported,
     });
   }
-  return { config, routes };
+  return { config, routes, signingKey };
 }
 
 export async function closeRuntime(runtime: Runtime): Promise<void> {

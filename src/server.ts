@@ -3,31 +3,57 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { errorResponse, type ChallengeContext } from './auth/responses.js';
+import { resolveCacheKeySecret } from './cache/cache-keys.js';
 import type { CacheStore } from './cache/store.js';
 import type { CompiledConfig } from './config/types.js';
 import { GatewayError, isGatewayError } from './errors.js';
+import { registerJwksRoute } from './identity/plugin.js';
+import { createSigningKeySource } from './identity/signing-key.js';
 import { registerMetadataRoutes } from './metadata/plugin.js';
 import { readiness } from './observability/health.js';
+import { createGatewayMetrics, type GatewayMetrics } from './observability/metrics.js';
+import { buildAdminServer, HEALTH_PATHS, registerHealthRoutes, registerRequestObservers, upstreamObserver } from './observability/plugin.js';
+import { createSseStreams } from './observability/sse-streams.js';
+import { timedVerifiers } from './observability/verifier-timing.js';
 import { registerProxyRoutes } from './proxy/plugin.js';
-import { createUpstreamAgent } from './proxy/upstream-agent.js';
-import { closeRuntime, createRuntime, type Runtime, type VerifierFactory } from './runtime.js';
+import { createGeneration, retireGeneration, warmGeneration } from './reload/generation.js';
+import { registerRuntimeBodyLimit, registerRuntimePinning } from './reload/plugin.js';
+import { restartOnlyChanges } from './reload/restart-only.js';
+import { createRuntimeSwitch } from './reload/runtime-switch.js';
+import { shutdown } from './reload/shutdown.js';
+import { SwitchingDispatcher } from './reload/switching-dispatcher.js';
+import type { RuntimeServices, VerifierFactory } from './runtime.js';
 
 export interface ServerDeps {
   readonly logger: Logger;
   readonly cache: CacheStore;
   readonly verifierFor: VerifierFactory;
+  /** HMAC key of cache keys; default: from `cache.key_secret`, else random per process. */
+  readonly keySecret?: Buffer;
+  /** Default: a new registry (its introspection counters then see nothing: pass the same one to the verifiers). */
+  readonly metrics?: GatewayMetrics;
 }
 
 export interface Gateway {
   readonly app: FastifyInstance;
   /** Fetches JWKS etc. so /readyz turns green; never throws. */
   warm(): Promise<void>;
+  /** The admin listener's app (/metrics, /healthz, /readyz); never listens by itself. */
+  readonly admin: FastifyInstance;
+  readonly metrics: GatewayMetrics;
   /** Stops accepting MCP requests (503) and marks /readyz as draining. */
   drain(): void;
+  /**
+   * Builds and warms a runtime for `config` and swaps it in atomically; requests already running finish on the
+   * previous one. Rejects (the previous config keeps serving) when the runtime cannot be built.
+   */
+  reload(config: CompiledConfig): Promise<void>;
+  /** Graceful: drain, end GET event streams, let in-flight requests finish within `shutdown.grace_period`. */
   close(): Promise<void>;
 }
 
-const HEALTH_PATHS = new Set(['/healthz', '/readyz']);
+/** A replaced runtime is closed at the latest this long after a reload, whatever streams still run on it. */
+export const RETIRE_AFTER_MS = 60_000;
 
 /** Maps framework errors (body limit, bad JSON media type, ...) onto the gateway's closed error set. */
 function toGatewayError(error: FastifyError | Error): GatewayError | undefined {
@@ -54,9 +80,23 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayE
 
 /** Wires the plugins; never listens (tests and main.ts decide where). */
 export async function buildServer(config: CompiledConfig, deps: ServerDeps): Promise<Gateway> {
-  const runtime: Runtime = createRuntime(config, deps.verifierFor);
-  const dispatcher = createUpstreamAgent(config.routes);
+  const services: RuntimeServices = {
+    store: deps.cache,
+    keySecret: deps.keySecret ?? resolveCacheKeySecret(config.cache),
+    signingKeys: createSigningKeySource(),
+  };
+  const metrics = deps.metrics ?? createGatewayMetrics();
+  const verifierFor: VerifierFactory = timedVerifiers(deps.verifierFor, metrics);
+  const runtimes = createRuntimeSwitch(createGeneration(config, verifierFor, services), {
+    retire: retireGeneration,
+    retireAfterMs: RETIRE_AFTER_MS,
+    onRetireError: (error) => deps.logger.warn({ err: error }, 'closing a replaced runtime failed'),
+  });
+  const current = () => runtimes.current().runtime;
+  const streams = createSseStreams({ onOpen: metrics.sseStreamOpened, onClose: metrics.sseStreamClosed });
   let draining = false;
+  let closing: Promise<void> | undefined;
+  const readinessNow = () => readiness(current(), deps.cache.status(), draining);
 
   const app: FastifyInstance = fastify<Server, IncomingMessage, ServerResponse, FastifyBaseLogger>({
     loggerInstance: deps.logger,
@@ -87,29 +127,70 @@ export async function buildServer(config: CompiledConfig, deps: ServerDeps): Pro
     void reply.code(500).type('application/json').send({ error: 'internal_error' });
   });
 
+  // Before any hook that can refuse a request: every request is pinned, counted and audited.
+  const generationOf = registerRuntimePinning(app, runtimes);
+  const runtimeOf = (request: FastifyRequest) => generationOf(request).runtime;
+  registerRequestObservers(app, { metrics, streams, runtimeOf });
   app.addHook('onRequest', (request, _reply, done) => {
     done(draining && !HEALTH_PATHS.has(request.url) ? new GatewayError('draining') : undefined);
   });
+  registerRuntimeBodyLimit(app);
 
-  app.get('/healthz', (_request, reply) => reply.send({ status: 'ok' }));
-  app.get('/readyz', (_request, reply) => {
-    const state = readiness(runtime, deps.cache.status(), draining);
-    return reply.code(state.ready ? 200 : 503).send(state.body);
+  registerHealthRoutes(app, readinessNow);
+  registerMetadataRoutes(app, () => current().config);
+  registerJwksRoute(app, () => current().signingKey?.publicJwk);
+  await registerProxyRoutes(app, {
+    current: runtimeOf,
+    dispatcher: new SwitchingDispatcher(() => runtimes.current().dispatcher),
+    maxBodyBytes: config.limits.maxBodyBytes,
+    sendError,
+    onUpstreamResult: upstreamObserver(metrics),
   });
-  registerMetadataRoutes(app, () => runtime.config);
-  await registerProxyRoutes(app, { current: () => runtime, dispatcher, maxBodyBytes: config.limits.maxBodyBytes, sendError });
+  const admin = buildAdminServer({ logger: deps.logger, metrics, readinessNow });
 
   return {
     app,
-    warm: async () => {
-      await Promise.all([...runtime.routes.values()].map((entry) => entry.verifier.warm()));
-    },
+    admin,
+    metrics,
+    warm: () => warmGeneration(runtimes.current()),
     drain: () => {
       draining = true;
     },
-    close: async () => {
-      await app.close();
-      await Promise.all([closeRuntime(runtime), dispatcher.close(), deps.cache.close()]);
+    reload: async (next) => {
+      if (closing) throw new Error('the gateway is shutting down');
+      try {
+        const generation = createGeneration(next, verifierFor, services);
+        await warmGeneration(generation);
+        if (closing) {
+          await retireGeneration(generation);
+          throw new Error('the gateway is shutting down');
+        }
+        runtimes.swap(generation);
+      } catch (error) {
+        metrics.configReload('failure');
+        throw error;
+      }
+      metrics.configReload('success');
+      deps.logger.level = next.logLevel;
+      const ignored = restartOnlyChanges(config, next);
+      if (ignored.length > 0) deps.logger.warn({ paths: ignored }, 'config reload: these settings take effect after a restart');
+    },
+    close: () => {
+      closing ??= (async () => {
+        const result = await shutdown({
+          drain: () => {
+            draining = true;
+          },
+          streams,
+          idle: runtimes.idle,
+          closeListener: () => app.close(),
+          dropConnections: () => app.server.closeAllConnections(),
+          graceMs: current().config.shutdown.gracePeriod,
+        });
+        if (result === 'forced') deps.logger.warn('shutdown grace period over: remaining connections were cut');
+        await Promise.all([runtimes.close(), admin.close(), deps.cache.close()]);
+      })();
+      return closing;
     },
   };
 }

@@ -99,11 +99,12 @@ function transportFailure(error: unknown): IntrospectionResult {
 }
 
 /** `application/json`, with or without parameters. Nothing else (text/plain, HTML, JWT responses) is accepted. */
-function isJson(contentType: string | null): boolean {
+export function isJson(contentType: string | null): boolean {
   return contentType?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
 }
 
-async function readText(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string | undefined> {
+/** The body as UTF-8 text, `undefined` past `limit` bytes or when not UTF-8. */
+export async function readText(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string | undefined> {
   if (!body) return '';
   const chunks: Uint8Array[] = [];
   let size = 0;

@@ -17,6 +17,9 @@ export interface JwksSourceOptions {
   readonly timeoutMs: number;
   readonly cooldownMs: number;
   readonly staleWindowMs: number;
+  /** Metrics hooks: a fetch finished; a key came from a set past its refresh time. */
+  readonly onRefresh?: (result: 'success' | 'failure') => void;
+  readonly onStaleServe?: () => void;
 }
 
 export interface JwksSource {
@@ -101,6 +104,7 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
   function refresh(): Promise<void> {
     pending ??= fetchKeySet().finally(() => {
       pending = undefined;
+      options.onRefresh?.(lastFailure === undefined ? 'success' : 'failure');
     });
     return pending;
   }
@@ -109,6 +113,7 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
     const now = options.now();
     if (!isFresh(now) && mayFetch(now, lastFailure === undefined ? 0 : retryBackoff)) await refresh();
     if (!keys || !isUsable(options.now())) throw unavailable();
+    if (!isFresh(options.now())) options.onStaleServe?.();
     try {
       return await keys.resolve(header, token);
     } catch (error) {

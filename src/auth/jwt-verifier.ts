@@ -4,6 +4,7 @@ import type { JWTPayload, ProtectedHeaderParameters } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { JwtSettings } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
+import type { AuthCounters } from '../observability/auth-counters.js';
 import { discoverJwksUri } from './issuer-metadata.js';
 import { createJwksSource } from './jwks-source.js';
 import { parseScopeClaim } from './scopes.js';
@@ -13,6 +14,8 @@ export interface JwtVerifierOptions {
   /** Milliseconds since the epoch; drives claim checks, the JWKS cache and the result cache. */
   readonly now?: () => number;
   readonly fetch?: typeof fetch;
+  /** JWKS refresh and stale-serve counts go here. */
+  readonly counters?: Pick<AuthCounters, 'jwksRefresh' | 'jwksStaleServe'>;
 }
 
 /** Verified tokens kept per verifier; the hit path is a hash and a map lookup instead of a signature check. */
@@ -47,6 +50,8 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
     timeoutMs: settings.fetchTimeout,
     cooldownMs: settings.jwksCooldown,
     staleWindowMs: settings.jwksStaleWindow,
+    onRefresh: (result) => options.counters?.jwksRefresh?.(result),
+    onStaleServe: () => options.counters?.jwksStaleServe?.(),
   });
   const results = new LRUCache<string, CachedResult>({ max: RESULT_CACHE_SIZE });
 

@@ -1,11 +1,14 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { GatewayError } from '../errors.js';
-import { inspectJsonRpcBody } from '../policy/jsonrpc.js';
+import { inspectJsonRpcBody, type JsonRpcMessageFacts } from '../policy/jsonrpc.js';
+import { mcpHeadersMismatch } from '../policy/mcp-headers.js';
 import { requiredScopes } from '../policy/required-scopes.js';
 import { corsDecision, preflightHeaders } from '../proxy/cors.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
+import { bindingDecision } from '../session/bindings.js';
+import { readSessionId } from '../session/session-id.js';
 import { extractBearerToken, hasAccessTokenInQuery } from './authorization-header.js';
-import { missingScopes } from './scopes.js';
+import { effectiveScopes, missingScopes } from './scopes.js';
 import type { AuthContext } from './types.js';
 
 /** Per-request state shared by the auth hooks and the proxy handler. */
@@ -15,6 +18,12 @@ export interface McpRequestState {
   auth: AuthContext | undefined;
   jsonRpcId: string | number | null;
   upstreamCredential: Readonly<Record<string, string>>;
+  /** The request's valid Mcp-Session-Id, once authenticated. */
+  sessionId: string | undefined;
+  /** The POST body's JSON-RPC message, once authorized. */
+  message: JsonRpcMessageFacts | undefined;
+  /** The caller's scopes with policy.implies applied, once authorized: what every scope check uses. */
+  scopes: ReadonlySet<string>;
 }
 
 declare module 'fastify' {
@@ -46,6 +55,12 @@ function carriesTokenOutsideHeader(request: FastifyRequest): boolean {
   );
 }
 
+/**
+ * The caller's raw token, kept for the one use that needs it (RFC 8693 subject_token) outside the request state,
+ * so no serialisation of the request or its state can ever print it.
+ */
+const subjectTokens = new WeakMap<FastifyRequest, string>();
+
 export function mcpState(request: FastifyRequest): McpRequestState {
   if (!request.mcp) throw new Error('MCP request state missing: authenticate hook did not run');
   return request.mcp;
@@ -55,12 +70,21 @@ export function mcpState(request: FastifyRequest): McpRequestState {
  * onRequest: route lookup, Origin check, preflight, token extraction and verification — all before the body is
  * read, so an unauthenticated client never makes the gateway buffer a body.
  */
-export function authenticateHook(current: () => Runtime): onRequestAsyncHookHandler {
+export function authenticateHook(current: (request: FastifyRequest) => Runtime): onRequestAsyncHookHandler {
   return async function authenticate(request: FastifyRequest, reply: FastifyReply) {
-    const runtime = current();
+    const runtime = current(request);
     const entry = runtime.routes.get(requestPath(request.url));
     if (!entry) throw new GatewayError('not_found');
-    request.mcp = { entry, maxBodyBytes: runtime.config.limits.maxBodyBytes, auth: undefined, jsonRpcId: null, upstreamCredential: {} };
+    request.mcp = {
+      entry,
+      maxBodyBytes: runtime.config.limits.maxBodyBytes,
+      auth: undefined,
+      jsonRpcId: null,
+      upstreamCredential: {},
+      sessionId: undefined,
+      message: undefined,
+      scopes: new Set(),
+    };
 
     const cors = corsDecision(entry.route.cors, singleHeader(request, 'origin'));
     if (!cors.allowed) throw new GatewayError('origin_forbidden');
@@ -81,16 +105,37 @@ export function authenticateHook(current: () => Runtime): onRequestAsyncHookHand
         throw new GatewayError('invalid_request', { reason: 'malformed_authorization_header' });
       case 'too_long':
         throw new GatewayError('invalid_token', { reason: 'token_too_long' });
-      case 'token':
-        request.mcp.auth = await entry.verifier.verify(extraction.token);
+      case 'token': {
+        const auth = await entry.verifier.verify(extraction.token);
+        request.mcp.auth = auth;
+        subjectTokens.set(request, extraction.token);
+        await entry.rateLimiter?.take(auth);
+        request.mcp.sessionId = await checkSession(request, entry, auth);
         return undefined;
+      }
     }
   };
 }
 
 /**
- * preHandler: the JSON-RPC message decides which scopes are needed (authenticate first, authorize second), then the
- * upstream credential for this caller is resolved.
+ * Checklist G1–G5, G8: a session id must be well-formed, and (with `sessions.bind`) bound to this principal. Runs
+ * after authentication (a session never authenticates) and before the body is read or anything reaches upstream.
+ */
+async function checkSession(request: FastifyRequest, entry: RouteRuntime, auth: AuthContext): Promise<string | undefined> {
+  const header = readSessionId(request.headers['mcp-session-id']);
+  if (header.kind === 'invalid') throw new GatewayError('invalid_session_id', { reason: 'malformed_session_id' });
+  if (header.kind === 'absent') return undefined;
+  if (entry.route.sessions.bind) {
+    const refused = bindingDecision(await entry.sessions.check(header.id, auth));
+    if (refused) throw refused;
+  }
+  return header.id;
+}
+
+/**
+ * preHandler: the JSON-RPC message decides which scopes are needed (authenticate first, authorize second) — after
+ * its mirrored Mcp-Method / Mcp-Name headers were checked against it — then the upstream credential and identity
+ * assertion for this caller are resolved.
  */
 export function authorizeHook(): preHandlerAsyncHookHandler {
   return async function authorize(request: FastifyRequest) {
@@ -108,12 +153,23 @@ export function authorizeHook(): preHandlerAsyncHookHandler {
       }
       message = inspection.message;
       state.jsonRpcId = message.id ?? null;
+      state.message = message;
+      const mirrored = { method: request.headers['mcp-method'], name: request.headers['mcp-name'] };
+      if (mcpHeadersMismatch(mirrored, message)) throw new GatewayError('header_mismatch', { reason: 'mcp_headers_differ_from_body' });
     }
 
-    const required = requiredScopes(state.entry.route.policy, message);
-    if (missingScopes(required, auth.scopes).length > 0) {
+    const { policy } = state.entry.route;
+    state.scopes = effectiveScopes(auth.scopes, policy.implies);
+    const required = requiredScopes(policy, message);
+    if (missingScopes(required, state.scopes).length > 0) {
       throw new GatewayError('insufficient_scope', { requiredScopes: required });
     }
-    state.upstreamCredential = await state.entry.credentials.headersFor(auth);
+    const subjectToken = subjectTokens.get(request);
+    if (subjectToken === undefined) throw new Error('authorize hook ran without the caller token');
+    const credential = await state.entry.credentials.headersFor(auth, subjectToken);
+    const { identity } = state.entry;
+    state.upstreamCredential = identity
+      ? { ...credential, [identity.header]: await identity.assert(auth, state.scopes) }
+      : credential;
   };
 }

@@ -29,6 +29,11 @@ const DESCRIPTIONS = {
   upstream_unreachable: 'Upstream MCP server unavailable',
   upstream_rejected: "Upstream MCP server rejected the gateway's credentials",
   upstream_timeout: 'Upstream MCP server timed out',
+  upstream_credentials_failed: 'Gateway could not obtain credentials for the upstream MCP server',
+  invalid_session_id: 'Invalid Mcp-Session-Id header',
+  session_not_found: 'Session not found',
+  header_mismatch: 'Mcp-Method or Mcp-Name header does not match the request body',
+  rate_limited: 'Rate limit exceeded; retry later',
   draining: 'Gateway is shutting down; retry on another instance',
 } as const satisfies Record<GatewayError['code'], string>;
 
@@ -39,14 +44,20 @@ export const JSONRPC_CODES = {
   upstreamTimeout: -32002,
   upstreamRejected: -32003,
   unavailable: -32004,
+  /** What MCP SDK servers answer for an unknown session, so the gateway's 404 reads the same. */
+  sessionNotFound: -32001,
+  /** MCP 2026-07-28 HeaderMismatch. */
+  headerMismatch: -32020,
+  /** Proposed MCP RateLimited error (SEP draft), carrying `data.retryAfterMs`. */
+  rateLimited: -32023,
 } as const;
 
 function oauthBody(error: string, description: string): string {
   return JSON.stringify({ error, error_description: description });
 }
 
-export function jsonRpcError(id: string | number | null, code: number, message: string): string {
-  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
+export function jsonRpcError(id: string | number | null, code: number, message: string, data?: unknown): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } });
 }
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' } as const;
@@ -103,5 +114,22 @@ export function errorResponse(
       return { statusCode: 502, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.upstreamRejected, description) };
     case 'upstream_timeout':
       return { statusCode: 504, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.upstreamTimeout, description) };
+    case 'upstream_credentials_failed':
+      return { statusCode: 502, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.upstreamUnavailable, description) };
+    case 'invalid_session_id':
+      return { statusCode: 400, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.invalidRequest, description) };
+    case 'session_not_found':
+      // No challenge and nothing about the session: a foreign session must read as an unknown one.
+      return { statusCode: 404, headers: JSON_TYPE, body: jsonRpcError(null, JSONRPC_CODES.sessionNotFound, description) };
+    case 'header_mismatch':
+      return { statusCode: 400, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.headerMismatch, description) };
+    case 'rate_limited': {
+      const retryAfterMs = Math.max(0, Math.ceil(error.retryAfterMs ?? 1_000));
+      return {
+        statusCode: 429,
+        headers: { ...JSON_TYPE, 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1_000))) },
+        body: jsonRpcError(jsonRpcId, JSONRPC_CODES.rateLimited, description, { retryAfterMs }),
+      };
+    }
   }
 }

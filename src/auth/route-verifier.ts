@@ -23,7 +23,7 @@ export interface RouteVerifierDeps {
  */
 export function createRouteVerifier(route: CompiledRoute, deps: RouteVerifierDeps): TokenVerifier {
   const { jwt, introspection } = route.tokens;
-  const jwtVerifier = jwt && createJwtVerifier(jwt, { now: deps.now, fetch: deps.fetch });
+  const jwtVerifier = jwt && createJwtVerifier(jwt, { now: deps.now, fetch: deps.fetch, counters: deps.counters });
   const introspectionVerifier =
     introspection &&
     createIntrospectionVerifier(introspection, { ...deps, audience: jwt?.audience ?? route.resource });

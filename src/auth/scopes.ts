@@ -15,3 +15,17 @@ export function parseScopeClaim(value: unknown): ReadonlySet<string> | undefined
 export function missingScopes(required: readonly string[], granted: ReadonlySet<string>): string[] {
   return [...new Set(required)].filter((scope) => !granted.has(scope));
 }
+
+/**
+ * Granted scopes plus every scope they imply under `policy.implies` (already transitive): what every scope check
+ * compares against. Challenges still name the required scopes themselves.
+ */
+export function effectiveScopes(
+  granted: ReadonlySet<string>,
+  implies: ReadonlyMap<string, readonly string[]>,
+): ReadonlySet<string> {
+  if (implies.size === 0) return granted;
+  const effective = new Set(granted);
+  for (const scope of granted) implies.get(scope)?.forEach((implied) => effective.add(implied));
+  return effective;
+}

@@ -21,3 +21,23 @@ export function resolveCacheKeySecret(settings: CacheSettings): Buffer {
   if (settings.redisUrl) throw new Error('cache.key_secret is required when cache.redis_url is set');
   return randomBytes(32);
 }
+
+/** A keyed hash of identifying parts (a principal, a session id): equal parts give equal digests, nothing reversible. */
+export function keyedDigest(keySecret: Buffer, parts: readonly string[]): string {
+  return createHmac('sha256', keySecret).update(JSON.stringify(parts)).digest('base64url');
+}
+
+/** Session binding of one route's session id; the id itself never becomes a key. */
+export function sessionBindingKey(keySecret: Buffer, route: string, sessionId: string): string {
+  return `session:${keyedDigest(keySecret, [route, sessionId])}`;
+}
+
+/** Rate-limit bucket of one principal on one route. */
+export function rateLimitKey(keySecret: Buffer, route: string, principal: readonly string[]): string {
+  return `ratelimit:${keyedDigest(keySecret, [route, ...principal])}`;
+}
+
+/** A cached upstream token: `parts` name the token endpoint, client, request and (token exchange) the caller. */
+export function upstreamTokenKey(keySecret: Buffer, parts: readonly string[]): string {
+  return `upstream-token:${keyedDigest(keySecret, parts)}`;
+}

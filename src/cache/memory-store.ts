@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { CacheStatus, CacheStore } from './store.js';
+import { takeFromBucket, type BucketState } from './token-bucket.js';
 import { storableTtl } from './ttl.js';
 
 export interface MemoryStoreOptions {
@@ -31,6 +32,14 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore 
       return Promise.resolve(true);
     },
     delete: (key) => Promise.resolve(entries.delete(key)),
+    takeToken(key, bucket, nowMs) {
+      const raw = entries.get(key);
+      const { next, result } = takeFromBucket(raw === undefined ? undefined : (JSON.parse(raw) as BucketState), bucket, nowMs);
+      // A bucket untouched for a whole refill period is full again: nothing to remember.
+      const ttl = storableTtl(bucket.refillMs);
+      if (ttl !== undefined) entries.set(key, JSON.stringify(next), { ttl });
+      return Promise.resolve(result);
+    },
     status: () => READY,
     close() {
       entries.clear();

@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import type { CacheStatus, CacheStore } from './store.js';
+import type { CacheStatus, CacheStore, TokenBucketResult } from './store.js';
 import { storableTtl } from './ttl.js';
 
 export interface RedisStoreOptions {
@@ -25,6 +25,36 @@ const RECONNECT_CAP_MS = 2_000;
 const SUPPORTED_PROTOCOLS: ReadonlySet<string> = new Set(['redis:', 'rediss:']);
 
 /**
+ * token-bucket.ts `takeFromBucket`, run inside Redis so concurrent takes from several replicas are atomic.
+ * ARGV: capacity, refill period (ms), now (ms). Returns {allowed 0|1, retry after ms}.
+ */
+const TAKE_TOKEN_SCRIPT = `
+local capacity = tonumber(ARGV[1])
+local refill = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+local rate = capacity / refill
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(state[1])
+local at = tonumber(state[2])
+if tokens == nil or at == nil then
+  tokens = capacity
+  at = now
+end
+tokens = math.min(capacity, tokens + math.max(0, now - at) * rate)
+local allowed = 0
+local retry = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+  allowed = 1
+else
+  retry = math.ceil((1 - tokens) / rate)
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], refill)
+return {allowed, retry}
+`;
+
+/**
  * A CacheStore on one Redis. Every command either answers within the command timeout or counts as a miss
  * (`undefined` / `false`); nothing waits for a reconnect, nothing is queued while disconnected, and the client
  * reconnects by itself with capped backoff.
@@ -33,6 +63,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   assertSupportedUrl(options.url);
   const log = options.logger?.child({ component: 'redis-cache' });
   const client = new Redis(options.url, clientOptions(options));
+  client.defineCommand('takeToken', { numberOfKeys: 1, lua: TAKE_TOKEN_SCRIPT });
   // True from the first failure until the next success: one warning per outage, not one per command.
   let degraded = false;
 
@@ -83,6 +114,16 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         return false;
       }
     },
+    async takeToken(key, bucket, nowMs) {
+      try {
+        const reply = await (client as Redis & TakeTokenCommand).takeToken(key, bucket.capacity, Math.ceil(bucket.refillMs), Math.floor(nowMs));
+        succeeded();
+        return bucketResult(reply);
+      } catch (error) {
+        failed('takeToken', error);
+        return undefined;
+      }
+    },
     status(): CacheStatus {
       if (degraded) return { backend: 'redis', state: 'unavailable' };
       return { backend: 'redis', state: client.status === 'ready' ? 'ready' : 'connecting' };
@@ -106,6 +147,17 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return Promise.resolve();
     },
   };
+}
+
+interface TakeTokenCommand {
+  takeToken(key: string, capacity: number, refillMs: number, nowMs: number): Promise<unknown>;
+}
+
+function bucketResult(reply: unknown): TokenBucketResult | undefined {
+  if (!Array.isArray(reply)) return undefined;
+  const [allowed, retryAfterMs] = reply as unknown[];
+  if (allowed === 1) return { allowed: true };
+  return typeof retryAfterMs === 'number' ? { allowed: false, retryAfterMs } : undefined;
 }
 
 function clientOptions(options: RedisStoreOptions): RedisOptions {

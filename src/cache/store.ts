@@ -9,6 +9,11 @@ export interface CacheStore {
   /** Stores `value` for `ttlMs` (> 0). Resolves false when the backend did not take it. */
   set(key: string, value: string, ttlMs: number): Promise<boolean>;
   delete(key: string): Promise<boolean>;
+  /**
+   * Takes one token from the token bucket at `key` (atomically across replicas on Redis). `undefined` when the
+   * backend could not answer: callers decide whether that fails open.
+   */
+  takeToken(key: string, bucket: TokenBucket, nowMs: number): Promise<TokenBucketResult | undefined>;
   /** For /readyz and metrics; never fails readiness. */
   status(): CacheStatus;
   close(): Promise<void>;
@@ -17,3 +22,14 @@ export interface CacheStore {
 export type CacheStatus =
   | { readonly backend: 'memory'; readonly state: 'ready' }
   | { readonly backend: 'redis'; readonly state: 'ready' | 'connecting' | 'unavailable' };
+
+/** `capacity` tokens, refilled evenly over `refillMs`: at most `capacity` requests per `refillMs` on average. */
+export interface TokenBucket {
+  readonly capacity: number;
+  readonly refillMs: number;
+}
+
+export type TokenBucketResult =
+  | { readonly allowed: true }
+  /** `retryAfterMs`: until one token is available again. */
+  | { readonly allowed: false; readonly retryAfterMs: number };

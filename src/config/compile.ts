@@ -8,6 +8,7 @@ import type {
   IntrospectionSettings,
   JwtSettings,
   PolicySettings,
+  TokenEndpointSettings,
   UpstreamAuth,
 } from './types.js';
 import { isInsecureHttp } from './url.js';
@@ -34,6 +35,8 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
     ...insecureHttpProblems(raw),
     ...uniquenessProblems(raw.routes, routes),
     ...defaultRouteProblems(raw.routes, routes, shapeBIndex),
+    ...identityHeaderProblems(raw.routes),
+    ...adminPortProblems(raw),
   ];
   if (problems.length > 0) return { problems };
 
@@ -41,6 +44,8 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
   const shapeB = compiledRoutes[shapeBIndex];
   const config: CompiledConfig = {
     listen: { host: raw.listen.host, port: raw.listen.port },
+    admin: { enabled: raw.admin.enabled, host: raw.admin.host, port: raw.admin.port },
+    shutdown: { gracePeriod: raw.shutdown.grace_period },
     publicUrl: new URL(publicUrl),
     allowInsecureHttp: raw.allow_insecure_http,
     routes: compiledRoutes,
@@ -55,6 +60,7 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
       keyPrefix: raw.cache.key_prefix,
     },
     limits: { maxBodyBytes: raw.limits.max_body_bytes, maxTokenBytes: raw.limits.max_token_bytes },
+    signingKey: optionalSecret(raw.signing_key),
     logLevel: raw.log.level,
     warnings: warnings(raw, referencedPaths),
   };
@@ -80,6 +86,11 @@ function compileRoute(raw: RawRoute, publicUrl: string): PartialRoute {
     upstream: {
       url: new URL(raw.upstream.url),
       auth: compileUpstreamAuth(raw.upstream.auth),
+      identity: raw.upstream.identity && {
+        header: raw.upstream.identity.header.toLowerCase(),
+        ttl: raw.upstream.identity.ttl,
+        audience: raw.upstream.identity.audience ?? new URL(raw.upstream.url).origin,
+      },
       connectTimeout: raw.upstream.timeouts.connect,
       headersTimeout: raw.upstream.timeouts.headers,
       bodyIdleTimeout: raw.upstream.timeouts.body_idle,
@@ -100,6 +111,8 @@ function compileRoute(raw: RawRoute, publicUrl: string): PartialRoute {
       ),
       maxAge: raw.cors.max_age,
     },
+    sessions: { bind: raw.sessions.bind, idleTtl: raw.sessions.idle_ttl },
+    rateLimit: raw.rate_limit && { requests: raw.rate_limit.requests, per: raw.rate_limit.per },
   };
 }
 
@@ -111,7 +124,28 @@ function compileUpstreamAuth(auth: RawRoute['upstream']['auth']): UpstreamAuth {
       return { type: 'bearer', token: new Secret(auth.token) };
     case 'header':
       return { type: 'header', name: auth.name, value: new Secret(auth.value) };
+    case 'client_credentials':
+    case 'token_exchange':
+      return { type: auth.type, ...compileTokenEndpoint(auth) };
   }
+}
+
+type RawTokenEndpoint = Extract<RawRoute['upstream']['auth'], { type: 'client_credentials' | 'token_exchange' }>;
+
+function compileTokenEndpoint(auth: RawTokenEndpoint): TokenEndpointSettings {
+  return {
+    tokenEndpoint: new URL(auth.token_endpoint),
+    clientId: auth.client_id,
+    // The schema guarantees exactly one of private_key and client_secret.
+    clientAuth:
+      auth.private_key === undefined
+        ? { method: auth.auth_method, clientSecret: new Secret(auth.client_secret ?? '') }
+        : { method: 'private_key_jwt', privateKey: new Secret(auth.private_key) },
+    scopes: auth.scope,
+    resource: auth.resource,
+    audience: auth.audience,
+    timeout: auth.timeout,
+  };
 }
 
 function compileJwt(jwt: NonNullable<RawRoute['tokens']['jwt']>, resource: string): JwtSettings {
@@ -154,7 +188,25 @@ function compilePolicy(policy: RawRoute['policy']): PolicySettings {
     methods: toMap(policy.methods),
     resources: toMap(policy.resources),
     prompts: toMap(policy.prompts),
+    hideUnauthorized: policy.hide_unauthorized,
+    implies: impliedScopes(policy.implies),
   };
+}
+
+/** The transitive closure of `implies`: every scope a granted scope stands for, cycles included only once. */
+export function impliedScopes(implies: Readonly<Record<string, readonly string[]>>): ReadonlyMap<string, readonly string[]> {
+  const closure = Object.keys(implies).map((start): [string, string[]] => {
+    const seen = new Set<string>([start]);
+    const pending = [...(implies[start] ?? [])];
+    for (let scope = pending.pop(); scope !== undefined; scope = pending.pop()) {
+      if (seen.has(scope)) continue;
+      seen.add(scope);
+      pending.push(...(implies[scope] ?? []));
+    }
+    seen.delete(start);
+    return [start, [...seen]];
+  });
+  return immutableMap(closure);
 }
 
 function optionalSecret(value: string | undefined): Secret | undefined {
@@ -176,6 +228,7 @@ function insecureHttpProblems(raw: RawConfig): ConfigProblem[] {
       [`${at}.tokens.jwt.jwks_uri`, jwt?.jwks_uri],
       [`${at}.tokens.introspection.endpoint`, introspection?.endpoint],
       [`${at}.tokens.introspection.issuer`, introspection?.issuer],
+      [`${at}.upstream.auth.token_endpoint`, 'token_endpoint' in route.upstream.auth ? route.upstream.auth.token_endpoint : undefined],
     );
   });
   return urls
@@ -238,20 +291,45 @@ function defaultRouteProblems(
   return problems;
 }
 
+/** The admin listener is a separate socket (checklist J5): it cannot share the main port. */
+function adminPortProblems(raw: RawConfig): ConfigProblem[] {
+  const { admin, listen } = raw;
+  if (!admin.enabled || admin.port === 0 || admin.port !== listen.port) return [];
+  return [{ path: 'admin.port', message: `must differ from listen.port (${listen.port})` }];
+}
+
+/** The identity header must not be the header a static upstream credential travels in. */
+function identityHeaderProblems(routes: readonly RawRoute[]): ConfigProblem[] {
+  return routes.flatMap((route, index) => {
+    const { auth, identity } = route.upstream;
+    if (!identity || auth.type !== 'header' || auth.name.toLowerCase() !== identity.header.toLowerCase()) return [];
+    return [{ path: `routes.${index}.upstream.identity.header`, message: 'must differ from upstream.auth.name' }];
+  });
+}
+
 function warnings(raw: RawConfig, referencedPaths: ReadonlySet<string>): string[] {
   const found: string[] = [];
   if (raw.allow_insecure_http) {
     found.push('allow_insecure_http: true permits plain http to remote hosts; development only');
   }
+  if (raw.signing_key === undefined && raw.routes.some((route) => route.upstream.identity !== undefined)) {
+    found.push(
+      'signing_key: not set; identity assertions are signed with a key generated per process (set signing_key when running several replicas or restarting)',
+    );
+  }
   const secretPaths: [string, string | undefined][] = [
     ['cache.redis_url', raw.cache.redis_url],
     ['cache.key_secret', raw.cache.key_secret],
+    ['signing_key', raw.signing_key],
   ];
   raw.routes.forEach((route, index) => {
     const at = `routes.${index}`;
     const { auth } = route.upstream;
     if (auth.type === 'bearer') secretPaths.push([`${at}.upstream.auth.token`, auth.token]);
     if (auth.type === 'header') secretPaths.push([`${at}.upstream.auth.value`, auth.value]);
+    if (auth.type === 'client_credentials' || auth.type === 'token_exchange') {
+      secretPaths.push([`${at}.upstream.auth.client_secret`, auth.client_secret], [`${at}.upstream.auth.private_key`, auth.private_key]);
+    }
     secretPaths.push([`${at}.tokens.introspection.client_secret`, route.tokens.introspection?.client_secret]);
     found.push(...unadvertisedScopeWarnings(route, at));
   });

@@ -10,6 +10,7 @@ import {
   redisUrlProblem,
   routePathProblem,
 } from './rules.js';
+import { privateKeyProblem } from './private-key.js';
 import type { JwtAlgorithm } from './types.js';
 import { urlProblem } from './url.js';
 import type { UrlRules } from './url.js';
@@ -82,6 +83,55 @@ function secret(description: string) {
     .describe(`${description} A secret: write \${env:NAME} or \${file:/absolute/path}.`);
 }
 
+/** A private signing key (JWK JSON or PEM), always a secret reference in production. */
+function privateKey(description: string, only?: 'ES256') {
+  return secret(`${description} A JWK (JSON) or PEM private key.`).superRefine(
+    rule((value: string) => privateKeyProblem(value, only)),
+  );
+}
+
+/**
+ * How the gateway authenticates itself at the upstream's token endpoint: `client_secret` (basic or post) or
+ * `private_key` (RFC 7523 private_key_jwt), exactly one.
+ */
+const tokenEndpointClient = {
+  token_endpoint: strictUrl("Token endpoint of the upstream's authorization server."),
+  client_id: z.string().min(1).describe('Client id of the gateway at that authorization server.'),
+  client_secret: secret('Client secret (client_secret_basic or client_secret_post).').optional(),
+  private_key: privateKey('Key for private_key_jwt client authentication (RFC 7523).').optional(),
+  auth_method: z
+    .enum(['client_secret_basic', 'client_secret_post'])
+    .default('client_secret_basic')
+    .describe('How client_secret is sent. Default: client_secret_basic. Ignored with private_key.'),
+  scope: scopeList('Scopes requested for the upstream token.'),
+  resource: z
+    .string()
+    .superRefine(rule((value: string) => urlProblem(value, { blockInternalHosts: false, requireNormalForm: false })))
+    .meta({ format: 'uri' })
+    .optional()
+    .describe('RFC 8707 resource indicator of the upstream (sent as `resource`).'),
+  audience: z.string().min(1).optional().describe('Audience requested (sent as `audience`, RFC 8693 / vendor).'),
+  timeout: duration('5s', 'Timeout of one token request.', { min: MIN_TIMEOUT_MS }),
+};
+
+function oneClientCredential(value: { client_secret?: string; private_key?: string }, ctx: z.RefinementCtx): void {
+  if ((value.client_secret === undefined) === (value.private_key === undefined)) {
+    ctx.addIssue({ code: 'custom', path: ['client_secret'], message: 'exactly one of client_secret or private_key is required' });
+  }
+}
+
+const clientCredentialsAuth = z
+  .strictObject({ type: z.literal('client_credentials'), ...tokenEndpointClient })
+  .superRefine(oneClientCredential)
+  .describe('OAuth client_credentials grant; the token is cached until shortly before it expires.');
+
+const tokenExchangeAuth = z
+  .strictObject({ type: z.literal('token_exchange'), ...tokenEndpointClient })
+  .superRefine(oneClientCredential)
+  .describe(
+    "RFC 8693 token exchange: the caller's token is sent only to token_endpoint as subject_token; the result is cached per caller and scope set.",
+  );
+
 const upstreamAuth = z
   .discriminatedUnion('type', [
     z.strictObject({ type: z.literal('none') }).describe('No credential towards the upstream.'),
@@ -98,9 +148,28 @@ const upstreamAuth = z
         value: secret('Header value.').superRefine(rule(headerValueProblem)),
       })
       .describe('A static custom header.'),
+    clientCredentialsAuth,
+    tokenExchangeAuth,
   ])
   .prefault({ type: 'none' })
   .describe('Credential the gateway sends upstream (the client token is never forwarded). Default: {type: none}.');
+
+const identity = z
+  .strictObject({
+    header: z
+      .string()
+      .superRefine(rule(headerNameProblem))
+      .describe('Request header carrying the assertion, e.g. X-Gateway-Identity. A client-sent copy is never forwarded.'),
+    ttl: duration('60s', 'Lifetime of one assertion (never beyond the caller token).', { min: 1_000, max: 3_600_000 }),
+    audience: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('`aud` of the assertion. Default: the origin of upstream.url.'),
+  })
+  .describe(
+    "A short-lived ES256 JWT about the caller (sub, client_id, scope), signed with signing_key and published at /.well-known/jwks.json, so the upstream knows who calls without seeing the caller's token.",
+  );
 
 const upstream = z
   .strictObject({
@@ -110,6 +179,7 @@ const upstream = z
       .meta({ format: 'uri' })
       .describe('MCP endpoint of the upstream server; http is allowed (typically a pod-local service).'),
     auth: upstreamAuth,
+    identity: identity.optional(),
     timeouts: z
       .strictObject({
         connect: duration('5s', 'Time to establish the TCP/TLS connection.', { min: MIN_TIMEOUT_MS }),
@@ -185,6 +255,14 @@ const policy = z
     methods: scopeMap('JSON-RPC method'),
     resources: scopeMap('resource URI (resources/read)'),
     prompts: scopeMap('prompt name (prompts/get)'),
+    hide_unauthorized: z
+      .boolean()
+      .default(false)
+      .describe('Remove tools, resources and prompts the caller lacks scopes for from list results. Default: false.'),
+    implies: z
+      .record(scope, z.array(scope))
+      .default({})
+      .describe('Scope hierarchy, e.g. {"calc:admin": [calc:write]}: a granted key also grants its values (transitively). Default: {}.'),
   })
   .prefault({})
   .describe('Scopes required on top of a valid token.');
@@ -203,6 +281,24 @@ const cors = z
   })
   .prefault({})
   .describe('Browser access (CORS).');
+
+const sessions = z
+  .strictObject({
+    bind: z
+      .boolean()
+      .default(true)
+      .describe('Bind each Mcp-Session-Id to the principal (issuer, subject, client id) that opened it. Default: true.'),
+    idle_ttl: duration('30m', 'A binding unused this long expires; its session id is then refused.', { min: 1_000 }),
+  })
+  .prefault({})
+  .describe('MCP session binding.');
+
+const rateLimit = z
+  .strictObject({
+    requests: z.number().int().positive().describe('Requests allowed per principal per period (token bucket size).'),
+    per: duration('1m', 'The period in which `requests` are refilled.', { min: 1_000 }),
+  })
+  .describe('Per-principal rate limit (token bucket). Default: none.');
 
 const route = z
   .strictObject({
@@ -236,6 +332,8 @@ const route = z
     tokens,
     policy,
     cors,
+    sessions,
+    rate_limit: rateLimit.optional(),
   })
   .describe('One protected MCP server.');
 
@@ -248,6 +346,28 @@ export const configSchema = z
       })
       .prefault({})
       .describe('Where the gateway listens.'),
+    admin: z
+      .strictObject({
+        enabled: z.boolean().default(true).describe('Serve the admin listener. Default: true.'),
+        host: z
+          .string()
+          .min(1)
+          .default('127.0.0.1')
+          .describe('Bind address; keep it off public interfaces (metrics are unauthenticated). Default: 127.0.0.1.'),
+        port: z.number().int().min(0).max(65535).default(9090).describe('Port. Default: 9090.'),
+      })
+      .prefault({})
+      .describe('Admin listener: /metrics (Prometheus), /healthz, /readyz. Never served on the main listener.'),
+    shutdown: z
+      .strictObject({
+        grace_period: duration(
+          '20s',
+          'After SIGTERM/SIGINT: how long in-flight requests may take before remaining connections are cut.',
+          { max: 600_000 },
+        ),
+      })
+      .prefault({})
+      .describe('Graceful shutdown.'),
     public_url: strictUrl('Public base URL of the gateway: base of resource URIs and metadata URLs.'),
     allow_insecure_http: z
       .boolean()
@@ -287,6 +407,10 @@ export const configSchema = z
       .prefault({})
       .describe('Shared cache for introspection answers and session bindings.'),
     routes: z.array(route).min(1, { error: 'at least one route is required' }).describe('Protected routes.'),
+    signing_key: privateKey(
+      'EC P-256 key signing identity assertions (upstream.identity). Default: a key generated per process (one warning).',
+      'ES256',
+    ).optional(),
   })
   .meta({
     title: 'mcp-auth-gateway configuration',

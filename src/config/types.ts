@@ -3,14 +3,47 @@ import type { Secret } from './secret.js';
 /** Durations in the compiled config are always milliseconds. */
 export type Milliseconds = number;
 
+/** How the gateway authenticates at a token endpoint. `privateKey` is a JWK or PEM text (private_key_jwt). */
+export type TokenEndpointClientAuth =
+  | { readonly method: 'client_secret_basic' | 'client_secret_post'; readonly clientSecret: Secret }
+  | { readonly method: 'private_key_jwt'; readonly privateKey: Secret };
+
+/** An OAuth token endpoint the gateway obtains upstream tokens from (client_credentials, token exchange). */
+export interface TokenEndpointSettings {
+  readonly tokenEndpoint: URL;
+  readonly clientId: string;
+  readonly clientAuth: TokenEndpointClientAuth;
+  /** Requested scopes; empty → no `scope` parameter. */
+  readonly scopes: readonly string[];
+  /** RFC 8707 `resource` parameter, when set. */
+  readonly resource: string | undefined;
+  /** `audience` parameter, when set. */
+  readonly audience: string | undefined;
+  readonly timeout: Milliseconds;
+}
+
 export type UpstreamAuth =
   | { readonly type: 'none' }
   | { readonly type: 'bearer'; readonly token: Secret }
-  | { readonly type: 'header'; readonly name: string; readonly value: Secret };
+  | { readonly type: 'header'; readonly name: string; readonly value: Secret }
+  | ({ readonly type: 'client_credentials' } & TokenEndpointSettings)
+  /** RFC 8693: the caller's token is the `subject_token`, sent to the token endpoint only. */
+  | ({ readonly type: 'token_exchange' } & TokenEndpointSettings);
+
+/** A gateway-signed JWT about the caller, sent upstream in `header`. */
+export interface IdentitySettings {
+  /** Lowercase header name. */
+  readonly header: string;
+  readonly ttl: Milliseconds;
+  /** `aud` of the assertion: configured, else the upstream URL's origin. */
+  readonly audience: string;
+}
 
 export interface UpstreamSettings {
   readonly url: URL;
   readonly auth: UpstreamAuth;
+  /** Identity assertion sent upstream; absent → none. */
+  readonly identity: IdentitySettings | undefined;
   /** Time to establish the TCP/TLS connection. */
   readonly connectTimeout: Milliseconds;
   /** Time from sending the request to receiving response headers (→ 504). */
@@ -75,6 +108,23 @@ export interface PolicySettings {
   readonly methods: ReadonlyMap<string, readonly string[]>;
   readonly resources: ReadonlyMap<string, readonly string[]>;
   readonly prompts: ReadonlyMap<string, readonly string[]>;
+  /** Remove list entries (tools, resources, prompts) the caller lacks scopes for. */
+  readonly hideUnauthorized: boolean;
+  /** Scope → every scope it grants besides itself, already transitive (cycles resolved). */
+  readonly implies: ReadonlyMap<string, readonly string[]>;
+}
+
+export interface SessionSettings {
+  /** Bind Mcp-Session-Id to the principal that opened the session. */
+  readonly bind: boolean;
+  /** A binding unused this long expires. */
+  readonly idleTtl: Milliseconds;
+}
+
+/** Token bucket per principal: `requests` tokens, refilled evenly over `per`. */
+export interface RateLimitSettings {
+  readonly requests: number;
+  readonly per: Milliseconds;
 }
 
 export interface CorsSettings {
@@ -104,6 +154,9 @@ export interface CompiledRoute {
   readonly tokens: TokenSettings;
   readonly policy: PolicySettings;
   readonly cors: CorsSettings;
+  readonly sessions: SessionSettings;
+  /** Absent → no rate limit. */
+  readonly rateLimit: RateLimitSettings | undefined;
 }
 
 export interface CacheSettings {
@@ -121,8 +174,22 @@ export interface LimitSettings {
   readonly maxTokenBytes: number;
 }
 
+/** The admin listener (metrics, health); never the main listener. */
+export interface AdminSettings {
+  readonly enabled: boolean;
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface ShutdownSettings {
+  /** Longest wait for in-flight requests after SIGTERM/SIGINT before connections are cut. */
+  readonly gracePeriod: Milliseconds;
+}
+
 export interface CompiledConfig {
   readonly listen: { readonly host: string; readonly port: number };
+  readonly admin: AdminSettings;
+  readonly shutdown: ShutdownSettings;
   readonly publicUrl: URL;
   readonly allowInsecureHttp: boolean;
   readonly routes: readonly CompiledRoute[];
@@ -132,6 +199,8 @@ export interface CompiledConfig {
   readonly routesByMetadataPath: ReadonlyMap<string, CompiledRoute>;
   readonly cache: CacheSettings;
   readonly limits: LimitSettings;
+  /** Private key (JWK or PEM text, EC P-256) signing identity assertions; absent → generated per process. */
+  readonly signingKey: Secret | undefined;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** Non-fatal findings (e.g. a policy scope absent from scopes_supported), printed by check-config and at start. */
   readonly warnings: readonly string[];

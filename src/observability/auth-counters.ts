@@ -14,6 +14,10 @@ export interface AuthCounters {
   asCall(): void;
   /** The gateway could not get a usable answer (→ 503). */
   asError(reason: string): void;
+  /** One JWKS fetch finished. */
+  jwksRefresh?(result: 'success' | 'failure'): void;
+  /** A key came from a key set past its refresh time because the JWKS endpoint could not be fetched. */
+  jwksStaleServe?(): void;
 }
 
 export interface AuthCounterSnapshot {

@@ -1,7 +1,7 @@
 import type { CorsSettings } from '../config/types.js';
 
-/** Headers a browser-based MCP client must be able to read: the session id and the auth challenge. */
-const EXPOSED_HEADERS = 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate';
+/** Headers a browser-based MCP client must be able to read: the session id, the auth challenge, when to retry (429/503). */
+const EXPOSED_HEADERS = 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After';
 const ALLOWED_METHODS = 'GET, POST, DELETE, OPTIONS';
 const ALLOWED_HEADERS =
   'Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name';

@@ -1,18 +1,30 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { pipeline, type Readable } from 'node:stream';
 import replyFrom from '@fastify/reply-from';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
-import { authenticateHook, authorizeHook, mcpState } from '../auth/plugin.js';
+import { authenticateHook, authorizeHook, mcpState, type McpRequestState } from '../auth/plugin.js';
+import { missingScopes } from '../auth/scopes.js';
 import { GatewayError } from '../errors.js';
+import { filterListResponse, filterReplayedListResponse, isFilteredList } from '../policy/list-visibility.js';
+import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
+import { requiredScopes } from '../policy/required-scopes.js';
 import type { Runtime } from '../runtime.js';
+import { readSessionId } from '../session/session-id.js';
 import { upstreamRequestHeaders, upstreamResponseHeaders } from './headers.js';
+import { createSseRewriter, MAX_FILTERED_MESSAGE_BYTES, readCapped, rewriteJsonBody, type MessageRewrite } from './list-filter.js';
 import { classifyUpstreamFailure } from './upstream-errors.js';
 
 export interface ProxyRoutesOptions {
-  readonly current: () => Runtime;
+  /** The runtime this request runs on (pinned when it arrived, so a reload does not change it midway). */
+  readonly current: (request: FastifyRequest) => Runtime;
   readonly dispatcher: Dispatcher;
   readonly maxBodyBytes: number;
   /** Sends a GatewayError the same way the error handler does (used where reply-from owns the reply). */
   readonly sendError: (request: FastifyRequest, reply: FastifyReply, error: GatewayError) => void;
+  /** Told once per upstream exchange: its status (or how it failed) and the milliseconds to response headers. */
+  readonly onUpstreamResult?: (request: FastifyRequest, result: number | 'unreachable' | 'timeout', elapsedMs: number) => void;
 }
 
 /** Upstream statuses never relayed: their challenge would steer the client to the upstream's AS (RFC 9728 §7.3). */
@@ -21,6 +33,70 @@ const UPSTREAM_AUTH_FAILURES = new Set([401, 403]);
 function isEventStream(headers: Readonly<Record<string, unknown>>): boolean {
   const type = headers['content-type'];
   return typeof type === 'string' && type.toLowerCase().startsWith('text/event-stream');
+}
+
+function isJsonType(headers: Readonly<Record<string, unknown>>): boolean {
+  const type = headers['content-type'];
+  return typeof type === 'string' && type.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
+}
+
+/** What reply-from hands onResponse (its types declare less than it passes). */
+interface UpstreamResponse {
+  readonly statusCode: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly stream: Readable;
+}
+
+/**
+ * Abandons an upstream body. undici errors a destroyed body with AbortError; without a listener that error would
+ * be uncaught and take the process down.
+ */
+function discard(stream: Readable): void {
+  stream.on('error', () => undefined);
+  stream.destroy();
+}
+
+/** Drops the upstream headers reply-from already copied, before the gateway answers on its own. */
+function clearUpstreamHeaders(reply: FastifyReply): void {
+  for (const name of Object.keys(reply.getHeaders())) {
+    if (!name.startsWith('access-control-')) reply.removeHeader(name);
+  }
+}
+
+/**
+ * With `policy.hide_unauthorized`, the rewrite of the answer: entries are kept when the caller's scopes (implies
+ * applied) cover the operation they stand for — the same requiredScopes/missingScopes check a tools/call of that
+ * entry gets. A POST list request's response is matched by id; a GET stream (resumption replays responses) is
+ * filtered by shape. `undefined` when nothing is to be filtered.
+ */
+function listRewrite(httpMethod: string, state: McpRequestState): MessageRewrite | undefined {
+  const { policy } = state.entry.route;
+  if (!policy.hideUnauthorized) return undefined;
+  const allowed = (operation: JsonRpcMessageFacts) => missingScopes(requiredScopes(policy, operation), state.scopes).length === 0;
+  if (httpMethod === 'GET') return (message) => filterReplayedListResponse(message, allowed);
+  const method = state.message?.method;
+  const id = state.message?.id;
+  if (method === undefined || id === undefined || !isFilteredList(method)) return undefined;
+  return (message) => filterListResponse(message, { method, id }, allowed);
+}
+
+/**
+ * Session bookkeeping once the upstream answered (before the client sees the answer, so its next request finds
+ * the binding): a session id issued on initialize is bound to the caller; a confirmed DELETE ends the binding.
+ */
+async function recordSession(request: FastifyRequest, state: McpRequestState, response: UpstreamResponse): Promise<void> {
+  const { entry, auth } = state;
+  if (!entry.route.sessions.bind || !auth || response.statusCode < 200 || response.statusCode >= 300) return;
+  if (request.method === 'DELETE' && state.sessionId !== undefined) {
+    await entry.sessions.release(state.sessionId);
+    return;
+  }
+  if (request.method !== 'POST' || state.sessionId !== undefined || state.message?.method !== 'initialize') return;
+  const issued = readSessionId(response.headers['mcp-session-id']);
+  if (issued.kind !== 'valid') return;
+  if (!(await entry.sessions.bind(issued.id, auth))) {
+    request.log.warn({ route: entry.route.name }, 'session binding not stored; the session will be refused until the client re-initializes');
+  }
 }
 
 /**
@@ -46,26 +122,69 @@ export async function registerProxyRoutes(app: FastifyInstance, options: ProxyRo
     handler: (request, reply) => {
       const state = mcpState(request);
       const upstream = state.entry.route.upstream.url;
+      const rewrite = listRewrite(request.method, state);
+
+      const refuse = (error: GatewayError): void => {
+        clearUpstreamHeaders(reply);
+        options.sendError(request, reply, error);
+      };
+      const unfilterable = (response: UpstreamResponse): void => {
+        discard(response.stream);
+        refuse(new GatewayError('upstream_unreachable', { reason: 'list_response_unfilterable' }));
+      };
+
+      /** Sends the upstream's answer, rewriting the one list result when hiding entries (fails closed). */
+      const relay = async (response: UpstreamResponse): Promise<void> => {
+        await recordSession(request, state, response);
+        if (rewrite && response.statusCode === 200) {
+          const headers = reply.getHeaders();
+          const encoding = response.headers['content-encoding'];
+          if (encoding !== undefined && encoding !== 'identity') return unfilterable(response);
+          if (isEventStream(headers)) {
+            reply.removeHeader('content-length');
+            void reply.send(pipeline(response.stream, createSseRewriter(rewrite), () => undefined));
+            reply.raw.flushHeaders();
+            return undefined;
+          }
+          const body = isJsonType(headers) ? await readCapped(response.stream, MAX_FILTERED_MESSAGE_BYTES) : undefined;
+          const rewritten = body && rewriteJsonBody(body, rewrite);
+          if (!rewritten) return unfilterable(response);
+          void reply.header('content-length', String(rewritten.length)).send(rewritten);
+          return undefined;
+        }
+        void reply.send(response.stream);
+        // Push SSE response headers out now: a quiet stream must not look like a hung request.
+        if (isEventStream(reply.getHeaders())) reply.raw.flushHeaders();
+        return undefined;
+      };
+
+      const startedAt = performance.now();
       return reply.from(upstream.href, {
         body: request.method === 'POST' ? request.body : null,
         ...(request.method === 'POST' && { contentType: request.headers['content-type'] ?? 'application/json' }),
-        rewriteRequestHeaders: (_request, headers) => upstreamRequestHeaders(headers, state.upstreamCredential),
+        rewriteRequestHeaders: (_request, headers) => {
+          const outgoing = upstreamRequestHeaders(headers, state.upstreamCredential);
+          // The list filter has to read the answer: ask for it uncompressed.
+          if (rewrite) delete outgoing['accept-encoding'];
+          return outgoing;
+        },
         rewriteHeaders: (headers) => upstreamResponseHeaders(headers),
         onResponse: (_request, _reply, response) => {
+          options.onUpstreamResult?.(request, response.statusCode, performance.now() - startedAt);
           if (UPSTREAM_AUTH_FAILURES.has(response.statusCode)) {
             response.stream.resume();
-            for (const name of Object.keys(reply.getHeaders())) {
-              if (!name.startsWith('access-control-')) reply.removeHeader(name);
-            }
-            options.sendError(request, reply, new GatewayError('upstream_rejected', { reason: `upstream_status_${response.statusCode}` }));
+            refuse(new GatewayError('upstream_rejected', { reason: `upstream_status_${response.statusCode}` }));
             return;
           }
-          void reply.send(response.stream);
-          // Push SSE response headers out now: a quiet stream must not look like a hung request.
-          if (isEventStream(reply.getHeaders())) reply.raw.flushHeaders();
+          relay(response as unknown as UpstreamResponse).catch((error: unknown) => {
+            discard(response.stream);
+            if (reply.sent) return;
+            refuse(new GatewayError('upstream_unreachable', { reason: 'relay_failed', cause: error }));
+          });
         },
         onError: (_reply, { error }) => {
           const code = classifyUpstreamFailure(error);
+          options.onUpstreamResult?.(request, code === 'upstream_timeout' ? 'timeout' : 'unreachable', performance.now() - startedAt);
           options.sendError(request, reply, new GatewayError(code, { reason: 'upstream_request_failed', cause: error }));
         },
       });

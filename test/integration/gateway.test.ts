@@ -194,11 +194,14 @@ describe('challenges (response table)', () => {
   });
 
   it('A9 GET and DELETE are authenticated like POST', async () => {
+    // Session ids are bound to whoever initialized them (the echo upstream always issues session-abc).
+    await post('/calc/mcp', initialize, { authorization: `Bearer ${await calcToken()}` });
+    calc.requests.length = 0;
     for (const method of ['GET', 'DELETE']) {
-      const bare = await fetch(`${gw.url}/calc/mcp`, { method, headers: { 'mcp-session-id': 's1' } });
+      const bare = await fetch(`${gw.url}/calc/mcp`, { method, headers: { 'mcp-session-id': 'session-abc' } });
       expect(bare.status).toBe(401);
       expect(bare.headers.get('www-authenticate')).not.toContain('error=');
-      const ok = await fetch(`${gw.url}/calc/mcp`, { method, headers: { 'mcp-session-id': 's1', authorization: `Bearer ${await calcToken()}` } });
+      const ok = await fetch(`${gw.url}/calc/mcp`, { method, headers: { 'mcp-session-id': 'session-abc', authorization: `Bearer ${await calcToken()}` } });
       expect(ok.status).toBe(200);
     }
     expect(calc.requests.map((request) => request.method)).toEqual(['GET', 'DELETE']);
@@ -330,6 +333,8 @@ describe('upstream request hygiene', () => {
   });
 
   it('MCP headers pass through both ways', async () => {
+    await post('/calc/mcp', initialize, { authorization: `Bearer ${await calcToken()}` });
+    calc.requests.length = 0;
     const response = await post('/calc/mcp', initialize, {
       authorization: `Bearer ${await calcToken()}`,
       'mcp-session-id': 'session-abc',

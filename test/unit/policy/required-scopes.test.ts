@@ -11,6 +11,8 @@ function policy(overrides: Partial<Record<'tools' | 'methods' | 'resources' | 'p
     methods: map(overrides.methods),
     resources: map(overrides.resources),
     prompts: map(overrides.prompts),
+    hideUnauthorized: false,
+    implies: new Map(),
   };
 }
 

@@ -1,11 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../../src/auth/types.js';
+import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { Secret } from '../../../src/config/secret.js';
 import type { UpstreamAuth } from '../../../src/config/types.js';
-import { createUpstreamCredentialProvider } from '../../../src/proxy/upstream-credentials.js';
+import { createUpstreamCredentialProvider, type CredentialDeps } from '../../../src/proxy/upstream-credentials.js';
 
 const SECRET_VALUE = 'upstream-secret-canary';
+const CALLER_TOKEN = 'caller-token-canary';
+const deps: CredentialDeps = { store: createMemoryStore(), keySecret: randomBytes(32) };
 
 const auth: AuthContext = {
   issuer: 'https://as.example.com',
@@ -23,36 +27,36 @@ describe('createUpstreamCredentialProvider', () => {
     ['bearer', { type: 'bearer', token: new Secret(SECRET_VALUE) }, { authorization: `Bearer ${SECRET_VALUE}` }],
     ['header (name lowercased)', { type: 'header', name: 'X-Upstream-Key', value: new Secret(SECRET_VALUE) }, { 'x-upstream-key': SECRET_VALUE }],
   ])('F1 %s → the configured credential', async (_name, upstreamAuth, expected) => {
-    const provider = createUpstreamCredentialProvider(upstreamAuth);
-    await expect(provider.headersFor(auth)).resolves.toStrictEqual(expected);
+    const provider = createUpstreamCredentialProvider(upstreamAuth, deps);
+    await expect(provider.headersFor(auth, CALLER_TOKEN)).resolves.toStrictEqual(expected);
   });
 
   it.each<[string, UpstreamAuth]>([
     ['bearer', { type: 'bearer', token: new Secret(SECRET_VALUE) }],
     ['header', { type: 'header', name: 'x-upstream-key', value: new Secret(SECRET_VALUE) }],
   ])('H1 the %s provider does not print its secret (JSON, inspect)', (_name, upstreamAuth) => {
-    const provider = createUpstreamCredentialProvider(upstreamAuth);
+    const provider = createUpstreamCredentialProvider(upstreamAuth, deps);
     for (const printed of [JSON.stringify(provider), inspect(provider, { depth: 10, showHidden: true })]) {
       expect(printed).not.toContain(SECRET_VALUE);
     }
   });
 
   it('returned headers are frozen: a caller cannot alter the credential for the next request', async () => {
-    const provider = createUpstreamCredentialProvider({ type: 'bearer', token: new Secret(SECRET_VALUE) });
-    const headers = await provider.headersFor(auth);
+    const provider = createUpstreamCredentialProvider({ type: 'bearer', token: new Secret(SECRET_VALUE) }, deps);
+    const headers = await provider.headersFor(auth, CALLER_TOKEN);
     expect(Object.isFrozen(headers)).toBe(true);
   });
 
   it('F7 a provider built from a rotated secret serves the new value', async () => {
-    const before = createUpstreamCredentialProvider({ type: 'bearer', token: new Secret('old') });
-    const after = createUpstreamCredentialProvider({ type: 'bearer', token: new Secret('new') });
-    await expect(before.headersFor(auth)).resolves.toEqual({ authorization: 'Bearer old' });
-    await expect(after.headersFor(auth)).resolves.toEqual({ authorization: 'Bearer new' });
+    const before = createUpstreamCredentialProvider({ type: 'bearer', token: new Secret('old') }, deps);
+    const after = createUpstreamCredentialProvider({ type: 'bearer', token: new Secret('new') }, deps);
+    await expect(before.headersFor(auth, CALLER_TOKEN)).resolves.toEqual({ authorization: 'Bearer old' });
+    await expect(after.headersFor(auth, CALLER_TOKEN)).resolves.toEqual({ authorization: 'Bearer new' });
   });
 
   it('rejects an auth type it does not know (config drift) at creation', () => {
-    expect(() => createUpstreamCredentialProvider({ type: 'client_credentials' } as unknown as UpstreamAuth)).toThrow(
-      'unsupported upstream auth type: client_credentials',
+    expect(() => createUpstreamCredentialProvider({ type: 'kerberos' } as unknown as UpstreamAuth, deps)).toThrow(
+      'unsupported upstream auth type: kerberos',
     );
   });
 });

@@ -1,0 +1,26 @@
+import type { FastifyInstance } from 'fastify';
+import type { JWK } from 'jose';
+
+export const JWKS_PATH = '/.well-known/jwks.json';
+const JWKS_MAX_AGE_SECONDS = 300;
+
+/**
+ * Publishes the public key of identity assertions, unauthenticated, from the current config (a reload with a new
+ * signing_key is served at once). 404 when no route asserts identity and no signing_key is configured.
+ */
+export function registerJwksRoute(app: FastifyInstance, currentKey: () => JWK | undefined): void {
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: JWKS_PATH,
+    exposeHeadRoute: false,
+    handler: async (_request, reply) => {
+      const key = currentKey();
+      void reply.header('access-control-allow-origin', '*');
+      if (!key) return reply.code(404).type('application/json').send({ error: 'not_found' });
+      return reply
+        .header('cache-control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`)
+        .type('application/json')
+        .send({ keys: [key] });
+    },
+  });
+}

@@ -1,0 +1,148 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AuthCounters } from './auth-counters.js';
+
+/**
+ * Prometheus metrics of one gateway, in a registry of its own (several gateways in one process do not collide).
+ * Every label value is drawn from a closed set or from the configured route names, never from request input:
+ * no token, subject, client id or secret can reach a label.
+ */
+
+export const METRIC_PREFIX = 'mcp_gateway_';
+
+/** How a request on an MCP path ended; other 4xx (405, ...) collapse into `4xx`, a client gone before any answer is `aborted`. */
+export type RequestOutcome = 'ok' | '400' | '401' | '403' | '404' | '413' | '429' | '4xx' | '5xx' | 'aborted';
+
+/** The upstream's status class, or how the exchange failed. */
+export type UpstreamStatusClass = '1xx' | '2xx' | '3xx' | '4xx' | '5xx' | 'unreachable' | 'timeout';
+
+export type AuthDecisionKind = 'jwt' | 'introspection';
+export type AuthDecisionResult = 'accepted' | 'invalid_token' | 'auth_unavailable';
+export type ReloadResult = 'success' | 'failure';
+
+/** The route label of a request on an MCP path that matched no configured route. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+const KNOWN_METHODS: ReadonlySet<string> = new Set(['GET', 'POST', 'DELETE', 'OPTIONS', 'HEAD', 'PUT', 'PATCH']);
+const OWN_OUTCOMES: ReadonlySet<number> = new Set([400, 401, 403, 404, 413, 429]);
+
+export function requestOutcome(status: number | undefined): RequestOutcome {
+  if (status === undefined) return 'aborted';
+  if (status < 400) return 'ok';
+  if (OWN_OUTCOMES.has(status)) return String(status) as RequestOutcome;
+  return status < 500 ? '4xx' : '5xx';
+}
+
+/** HTTP method label: the method, or `other` (Node accepts ~35 methods; the label set stays small). */
+export function methodLabel(method: string): string {
+  return KNOWN_METHODS.has(method) ? method : 'other';
+}
+
+export function upstreamStatusClass(result: number | 'unreachable' | 'timeout'): UpstreamStatusClass {
+  if (typeof result !== 'number') return result;
+  return `${Math.min(5, Math.max(1, Math.floor(result / 100)))}xx` as UpstreamStatusClass;
+}
+
+export interface GatewayMetrics {
+  readonly registry: Registry;
+  request(route: string, method: string, outcome: RequestOutcome): void;
+  authDecision(route: string, kind: AuthDecisionKind, result: AuthDecisionResult, seconds: number): void;
+  upstream(route: string, statusClass: UpstreamStatusClass, seconds: number): void;
+  configReload(result: ReloadResult): void;
+  readonly sseStreamOpened: () => void;
+  readonly sseStreamClosed: () => void;
+  /** Introspection cache and AS counters plus JWKS counters, for the verifiers. */
+  readonly authCounters: AuthCounters;
+  /** The exposition text and its content type, for `/metrics`. */
+  render(): Promise<{ readonly contentType: string; readonly body: string }>;
+}
+
+const AUTH_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createGatewayMetrics(): GatewayMetrics {
+  const registry = new Registry();
+  const registers = [registry];
+  // process_* and nodejs_* series (CPU, memory, event loop lag, GC), unprefixed as dashboards expect them.
+  collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({
+    name: `${METRIC_PREFIX}requests_total`,
+    help: 'Requests on MCP paths by route, HTTP method and outcome.',
+    labelNames: ['route', 'method', 'outcome'] as const,
+    registers,
+  });
+  const authDecisions = new Histogram({
+    name: `${METRIC_PREFIX}auth_decision_seconds`,
+    help: 'Time to verify a bearer token, by route, verification kind and result.',
+    labelNames: ['route', 'kind', 'result'] as const,
+    buckets: AUTH_BUCKETS,
+    registers,
+  });
+  const upstreamRequests = new Histogram({
+    name: `${METRIC_PREFIX}upstream_request_seconds`,
+    help: 'Time until the upstream answered with headers (or failed), by route and status class.',
+    labelNames: ['route', 'status_class'] as const,
+    buckets: UPSTREAM_BUCKETS,
+    registers,
+  });
+  const introspectionCache = new Counter({
+    name: `${METRIC_PREFIX}introspection_cache_total`,
+    help: 'Introspection cache lookups: hit, miss, negative_hit (a cached active:false).',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const introspectionCalls = new Counter({
+    name: `${METRIC_PREFIX}introspection_as_requests_total`,
+    help: 'Requests sent to introspection endpoints.',
+    registers,
+  });
+  const introspectionErrors = new Counter({
+    name: `${METRIC_PREFIX}introspection_as_errors_total`,
+    help: 'Introspection attempts without a usable answer (answered 503), by reason.',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  const jwksRefreshes = new Counter({
+    name: `${METRIC_PREFIX}jwks_refresh_total`,
+    help: 'JWKS fetches by result.',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const jwksStaleServes = new Counter({
+    name: `${METRIC_PREFIX}jwks_stale_serves_total`,
+    help: 'Keys served from a key set past its refresh time because the JWKS endpoint could not be fetched.',
+    registers,
+  });
+  const reloads = new Counter({
+    name: `${METRIC_PREFIX}config_reloads_total`,
+    help: 'Configuration reloads by result.',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const sseStreams = new Gauge({
+    name: `${METRIC_PREFIX}sse_streams_open`,
+    help: 'Server-sent event streams currently open to clients.',
+    registers,
+  });
+  for (const result of ['success', 'failure'] as const) reloads.labels({ result }).inc(0);
+
+  return {
+    registry,
+    request: (route, method, outcome) => requests.labels({ route, method: methodLabel(method), outcome }).inc(),
+    authDecision: (route, kind, result, seconds) => authDecisions.labels({ route, kind, result }).observe(seconds),
+    upstream: (route, statusClass, seconds) => upstreamRequests.labels({ route, status_class: statusClass }).observe(seconds),
+    configReload: (result) => reloads.labels({ result }).inc(),
+    sseStreamOpened: () => sseStreams.inc(),
+    sseStreamClosed: () => sseStreams.dec(),
+    authCounters: {
+      cacheHit: () => introspectionCache.labels({ result: 'hit' }).inc(),
+      cacheMiss: () => introspectionCache.labels({ result: 'miss' }).inc(),
+      negativeHit: () => introspectionCache.labels({ result: 'negative_hit' }).inc(),
+      asCall: () => introspectionCalls.inc(),
+      asError: (reason) => introspectionErrors.labels({ reason }).inc(),
+      jwksRefresh: (result) => jwksRefreshes.labels({ result }).inc(),
+      jwksStaleServe: () => jwksStaleServes.inc(),
+    },
+    render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),
+  };
+}

@@ -1,0 +1,21 @@
+import type { CompiledConfig } from '../config/types.js';
+
+/**
+ * Settings a running gateway cannot change (sockets already bound, the cache client already connected, fastify's
+ * body limit fixed at start): the YAML paths of those a reload changed. The rest of the reload still applies.
+ */
+export function restartOnlyChanges(started: CompiledConfig, next: CompiledConfig): string[] {
+  const changed: [string, boolean][] = [
+    ['listen.host', started.listen.host !== next.listen.host],
+    ['listen.port', started.listen.port !== next.listen.port],
+    ['admin.enabled', started.admin.enabled !== next.admin.enabled],
+    ['admin.host', started.admin.host !== next.admin.host],
+    ['admin.port', started.admin.port !== next.admin.port],
+    ['cache.redis_url', started.cache.redisUrl?.reveal() !== next.cache.redisUrl?.reveal()],
+    ['cache.key_secret', started.cache.keySecret?.reveal() !== next.cache.keySecret?.reveal()],
+    ['cache.key_prefix', started.cache.keyPrefix !== next.cache.keyPrefix],
+    // Lowering the limit applies at once (enforced per request); raising it past the start value cannot.
+    ['limits.max_body_bytes', next.limits.maxBodyBytes > started.limits.maxBodyBytes],
+  ];
+  return changed.filter(([, differs]) => differs).map(([path]) => path);
+}

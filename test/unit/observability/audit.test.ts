@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import type { AuthContext } from '../../../src/auth/types.js';
+import { auditRecord, MAX_AUDIT_NAME_LENGTH } from '../../../src/observability/audit.js';
+
+const auth: AuthContext = {
+  issuer: 'https://as.example.com',
+  subject: 'alice',
+  clientId: 'ide',
+  scopes: new Set(['mcp:tools']),
+  audience: ['https://gw.example.com/calc/mcp'],
+  expiresAt: 0,
+  tokenKind: 'jwt',
+};
+
+describe('audit record', () => {
+  it('names principal (issuer#subject), client, operation and outcome', () => {
+    expect(
+      auditRecord({
+        route: 'calc',
+        httpMethod: 'POST',
+        auth,
+        message: { method: 'tools/call', id: 1, toolName: 'add' },
+        status: 200,
+        latencyMs: 12.345,
+      }),
+    ).toEqual({
+      route: 'calc',
+      principal: 'https://as.example.com#alice',
+      client_id: 'ide',
+      http_method: 'POST',
+      jsonrpc_method: 'tools/call',
+      tool: 'add',
+      outcome: 'ok',
+      status: 200,
+      latency_ms: 12.3,
+    });
+  });
+
+  it.each([
+    ['resources/read', { resourceUri: 'file:///notes.txt' }, { resource: 'file:///notes.txt' }],
+    ['prompts/get', { promptName: 'summary' }, { prompt: 'summary' }],
+  ])('%s carries its target', (method, facts, expected) => {
+    expect(auditRecord({ route: 'calc', httpMethod: 'POST', auth, message: { method, id: 1, ...facts }, status: 200, latencyMs: 1 })).toMatchObject(expected);
+  });
+
+  it('a refused or abandoned request has no principal; a client-chosen name is bounded', () => {
+    const refused = auditRecord({ route: 'calc', httpMethod: 'GET', auth: undefined, message: undefined, status: 401, latencyMs: 1 });
+    expect(refused).toEqual({ route: 'calc', http_method: 'GET', outcome: '401', status: 401, latency_ms: 1 });
+    const gone = auditRecord({ route: 'calc', httpMethod: 'POST', auth: { ...auth, subject: undefined }, message: { method: 'tools/call', id: 1, toolName: 'x'.repeat(5000) }, status: undefined, latencyMs: 1 });
+    expect(gone).toMatchObject({ principal: 'https://as.example.com#', outcome: 'aborted' });
+    expect(gone).not.toHaveProperty('status');
+    expect(gone.tool?.length).toBe(MAX_AUDIT_NAME_LENGTH + 1);
+  });
+});

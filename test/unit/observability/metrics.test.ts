@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import {
+  createGatewayMetrics,
+  methodLabel,
+  requestOutcome,
+  upstreamStatusClass,
+  type RequestOutcome,
+  type UpstreamStatusClass,
+} from '../../../src/observability/metrics.js';
+import { parseMetrics, sampleValue } from '../../helpers/metrics.js';
+
+describe('label values come from closed sets', () => {
+  it.each<[number | undefined, RequestOutcome]>([
+    [200, 'ok'], [202, 'ok'], [204, 'ok'], [304, 'ok'],
+    [400, '400'], [401, '401'], [403, '403'], [404, '404'], [413, '413'], [429, '429'],
+    [405, '4xx'], [431, '4xx'], [500, '5xx'], [502, '5xx'], [503, '5xx'], [504, '5xx'],
+    [undefined, 'aborted'],
+  ])('status %s → outcome %s', (status, outcome) => {
+    expect(requestOutcome(status)).toBe(outcome);
+  });
+
+  it.each<[number | 'unreachable' | 'timeout', UpstreamStatusClass]>([
+    [101, '1xx'], [200, '2xx'], [307, '3xx'], [404, '4xx'], [503, '5xx'], [999, '5xx'], ['unreachable', 'unreachable'], ['timeout', 'timeout'],
+  ])('upstream %s → %s', (result, statusClass) => {
+    expect(upstreamStatusClass(result)).toBe(statusClass);
+  });
+
+  it.each([['GET', 'GET'], ['POST', 'POST'], ['DELETE', 'DELETE'], ['OPTIONS', 'OPTIONS'], ['PROPFIND', 'other'], ['M-SEARCH', 'other']])(
+    'method %s → %s',
+    (method, label) => {
+      expect(methodLabel(method)).toBe(label);
+    },
+  );
+});
+
+describe('gateway metrics', () => {
+  it('each gateway has its own registry: counts do not leak between gateways', async () => {
+    const first = createGatewayMetrics();
+    const second = createGatewayMetrics();
+    first.request('calc', 'POST', 'ok');
+    first.configReload('failure');
+    const firstSamples = parseMetrics((await first.render()).body);
+    const secondSamples = parseMetrics((await second.render()).body);
+    expect(sampleValue(firstSamples, 'mcp_gateway_requests_total', { route: 'calc' })).toBe(1);
+    expect(sampleValue(secondSamples, 'mcp_gateway_requests_total', { route: 'calc' })).toBeUndefined();
+    expect(sampleValue(secondSamples, 'mcp_gateway_config_reloads_total', { result: 'failure' })).toBe(0);
+  });
+
+  it('adapts the verifier counters and tracks the stream gauge', async () => {
+    const metrics = createGatewayMetrics();
+    const counters = metrics.authCounters;
+    counters.cacheHit();
+    counters.cacheMiss();
+    counters.negativeHit();
+    counters.asCall();
+    counters.asError('timeout');
+    counters.jwksRefresh?.('failure');
+    counters.jwksStaleServe?.();
+    metrics.sseStreamOpened();
+    metrics.sseStreamOpened();
+    metrics.sseStreamClosed();
+    metrics.authDecision('calc', 'jwt', 'accepted', 0.002);
+    metrics.upstream('calc', '2xx', 0.05);
+    const { contentType, body } = await metrics.render();
+    expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+    const samples = parseMetrics(body);
+    expect(sampleValue(samples, 'mcp_gateway_introspection_cache_total', { result: 'negative_hit' })).toBe(1);
+    expect(sampleValue(samples, 'mcp_gateway_introspection_as_errors_total', { reason: 'timeout' })).toBe(1);
+    expect(sampleValue(samples, 'mcp_gateway_jwks_refresh_total', { result: 'failure' })).toBe(1);
+    expect(sampleValue(samples, 'mcp_gateway_jwks_stale_serves_total')).toBe(1);
+    expect(sampleValue(samples, 'mcp_gateway_sse_streams_open')).toBe(1);
+    expect(sampleValue(samples, 'mcp_gateway_auth_decision_seconds_bucket', { route: 'calc', kind: 'jwt', result: 'accepted', le: '0.0025' })).toBe(1);
+    expect(sampleValue(samples, 'mcp_gateway_upstream_request_seconds_count', { route: 'calc', status_class: '2xx' })).toBe(1);
+  });
+});

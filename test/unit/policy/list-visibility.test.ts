@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import { effectiveScopes, missingScopes } from '../../../src/auth/scopes.js';
+import { impliedScopes } from '../../../src/config/compile.js';
+import type { PolicySettings } from '../../../src/config/types.js';
+import { filterListResponse, filterReplayedListResponse, isFilteredList } from '../../../src/policy/list-visibility.js';
+import { requiredScopes } from '../../../src/policy/required-scopes.js';
+
+const policy: PolicySettings = {
+  scopes: ['mcp:tools'],
+  tools: new Map([['multiply', ['calc:write']], ['divide', ['calc:admin']]]),
+  methods: new Map([['prompts/get', ['mcp:prompts']]]),
+  resources: new Map([['file:///secret', ['files:secret']], ['file:///{path}', ['files:read']]]),
+  prompts: new Map([['review', ['code:review']]]),
+  hideUnauthorized: true,
+  implies: impliedScopes({ 'calc:admin': ['calc:write'] }),
+};
+
+/** The production predicate: the same requiredScopes/missingScopes check the operation itself gets. */
+function allowedFor(granted: string[]) {
+  const scopes = effectiveScopes(new Set(granted), policy.implies);
+  return (operation: Parameters<typeof requiredScopes>[1]) => missingScopes(requiredScopes(policy, operation), scopes).length === 0;
+}
+
+const response = (result: unknown, id: string | number = 7) => ({ jsonrpc: '2.0', id, result });
+const tools = [{ name: 'add' }, { name: 'multiply' }, { name: 'divide' }];
+
+describe('filterListResponse', () => {
+  it.each<[string, string[], string[]]>([
+    ['route scope only', ['mcp:tools'], ['add']],
+    ['calc:write', ['mcp:tools', 'calc:write'], ['add', 'multiply']],
+    ['calc:admin implies calc:write', ['mcp:tools', 'calc:admin'], ['add', 'multiply', 'divide']],
+  ])('tools/list with %s', (_title, granted, visible) => {
+    const filtered = filterListResponse(response({ tools, nextCursor: 'c2' }), { method: 'tools/list', id: 7 }, allowedFor(granted));
+    expect(filtered).toEqual(response({ tools: visible.map((name) => ({ name })), nextCursor: 'c2' }));
+  });
+
+  it('resources/list and resources/templates/list key on uri / uriTemplate', () => {
+    const allowed = allowedFor(['mcp:tools']);
+    const resources = filterListResponse(
+      response({ resources: [{ uri: 'file:///public' }, { uri: 'file:///secret' }] }),
+      { method: 'resources/list', id: 7 },
+      allowed,
+    );
+    expect(resources).toEqual(response({ resources: [{ uri: 'file:///public' }] }));
+    const templates = filterListResponse(
+      response({ resourceTemplates: [{ uriTemplate: 'file:///{path}' }, { uriTemplate: 'db://{table}' }] }),
+      { method: 'resources/templates/list', id: 7 },
+      allowed,
+    );
+    expect(templates).toEqual(response({ resourceTemplates: [{ uriTemplate: 'db://{table}' }] }));
+  });
+
+  it('prompts/list needs the prompts/get method scope as well as the prompt scope', () => {
+    const prompts = response({ prompts: [{ name: 'summarize' }, { name: 'review' }] });
+    const request = { method: 'prompts/list', id: 7 };
+    expect(filterListResponse(prompts, request, allowedFor(['mcp:tools']))).toEqual(response({ prompts: [] }));
+    expect(filterListResponse(prompts, request, allowedFor(['mcp:tools', 'mcp:prompts']))).toEqual(response({ prompts: [{ name: 'summarize' }] }));
+  });
+
+  it('entries that cannot be judged are hidden: not an object, or a name that is not a string', () => {
+    const odd = response({ tools: ['add', null, { name: 42 }, { name: 'add' }] });
+    expect(filterListResponse(odd, { method: 'tools/list', id: 7 }, allowedFor(['mcp:tools']))).toEqual(response({ tools: [{ name: 'add' }] }));
+  });
+
+  it.each<[string, unknown]>([
+    ['another id (a different request)', response({ tools }, 8)],
+    ['a string id equal in digits', response({ tools }, '7')],
+    ['an error response', { jsonrpc: '2.0', id: 7, error: { code: -1, message: 'x' } }],
+    ['a server request reusing the id', { jsonrpc: '2.0', id: 7, method: 'sampling/createMessage', params: { tools } }],
+    ['a result without the list', response({ other: tools })],
+    ['not an object', [response({ tools })]],
+  ])('leaves %s unchanged', (_title, message) => {
+    expect(filterListResponse(message, { method: 'tools/list', id: 7 }, () => false)).toBe(message);
+  });
+
+  it.each<[string, boolean]>([
+    ['tools/list', true],
+    ['resources/list', true],
+    ['resources/templates/list', true],
+    ['prompts/list', true],
+    ['tools/call', false],
+    ['roots/list', false],
+  ])('isFilteredList(%s) → %s', (method, expected) => {
+    expect(isFilteredList(method)).toBe(expected);
+  });
+});
+
+describe('filterReplayedListResponse (responses replayed on a GET stream)', () => {
+  const allowed = allowedFor(['mcp:tools']);
+
+  it.each<[string, unknown, unknown]>([
+    ['a tools result, whatever its id', response({ tools }, 'replayed-3'), response({ tools: [{ name: 'add' }] }, 'replayed-3')],
+    ['a resources result', response({ resources: [{ uri: 'file:///secret' }, { uri: 'file:///a' }] }), response({ resources: [{ uri: 'file:///a' }] })],
+    ['a result with two list fields is left alone (not a list result)', response({ tools, prompts: [] }), response({ tools, prompts: [] })],
+    ['a notification is left alone', { jsonrpc: '2.0', method: 'notifications/tools/list_changed', result: { tools } }, { jsonrpc: '2.0', method: 'notifications/tools/list_changed', result: { tools } }],
+    ['a tool call result is left alone', response({ content: [{ type: 'text', text: 'x' }] }), response({ content: [{ type: 'text', text: 'x' }] })],
+  ])('%s', (_title, message, expected) => {
+    expect(filterReplayedListResponse(message, allowed)).toEqual(expected);
+  });
+});

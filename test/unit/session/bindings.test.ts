@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuthContext } from '../../../src/auth/types.js';
+import { createMemoryStore } from '../../../src/cache/memory-store.js';
+import { createRedisStore } from '../../../src/cache/redis-store.js';
+import { bindingDecision, createSessionBindings, type BindingState } from '../../../src/session/bindings.js';
+import { spawnRedis, startRedis, uniquePrefix, type RedisHandle } from '../../helpers/redis.js';
+
+const SESSION = 'session-canary-5d3e';
+const START = 1_800_000_000_000;
+
+function caller(overrides: Partial<AuthContext> = {}): AuthContext {
+  return {
+    issuer: 'https://as.example.test',
+    subject: 'alice',
+    clientId: 'client-1',
+    scopes: new Set(),
+    audience: [],
+    expiresAt: START + 3_600_000,
+    tokenKind: 'jwt',
+    ...overrides,
+  };
+}
+
+describe('createSessionBindings', () => {
+  it.each<[string, Partial<AuthContext>, BindingState]>([
+    ['G1 another subject', { subject: 'bob' }, 'foreign'],
+    ['G5 the same subject through another client', { clientId: 'client-2' }, 'foreign'],
+    ['the same subject from another issuer', { issuer: 'https://other.example.test' }, 'foreign'],
+    ['no subject', { subject: undefined }, 'foreign'],
+    ['the owner', {}, 'owned'],
+  ])('%s → %s', async (_title, who, expected) => {
+    const bindings = createSessionBindings('calc', { bind: true, idleTtl: 60_000 }, { store: createMemoryStore(), keySecret: randomBytes(32) });
+    expect(await bindings.bind(SESSION, caller())).toBe(true);
+    expect(await bindings.check(SESSION, caller(who))).toBe(expected);
+  });
+
+  it('an unbound id is unknown; a released one too; routes do not share bindings', async () => {
+    const deps = { store: createMemoryStore(), keySecret: randomBytes(32) };
+    const calc = createSessionBindings('calc', { bind: true, idleTtl: 60_000 }, deps);
+    const files = createSessionBindings('files', { bind: true, idleTtl: 60_000 }, deps);
+    expect(await calc.check(SESSION, caller())).toBe('unknown');
+    await calc.bind(SESSION, caller());
+    expect(await files.check(SESSION, caller())).toBe('unknown');
+    await calc.release(SESSION);
+    expect(await calc.check(SESSION, caller())).toBe('unknown');
+  });
+
+  it('idle TTL: each use starts it again; a binding unused for idle_ttl is gone', async () => {
+    let time = START;
+    const store = createMemoryStore({ now: () => time });
+    const bindings = createSessionBindings('calc', { bind: true, idleTtl: 60_000 }, { store, keySecret: randomBytes(32) });
+    await bindings.bind(SESSION, caller());
+    time += 59_000;
+    expect(await bindings.check(SESSION, caller())).toBe('owned');
+    time += 59_000;
+    expect(await bindings.check(SESSION, caller())).toBe('owned');
+    time += 60_001;
+    expect(await bindings.check(SESSION, caller())).toBe('unknown');
+  });
+
+  it.each<[BindingState, string | undefined]>([
+    ['owned', undefined],
+    ['foreign', 'session_not_found'],
+    ['unknown', 'session_not_found'],
+    ['unavailable', 'auth_unavailable'],
+  ])('bindingDecision(%s) → %s', (state, code) => {
+    expect(bindingDecision(state)?.code).toBe(code);
+  });
+});
+
+describe('session bindings in Redis', () => {
+  let redis: RedisHandle;
+  let raw: Redis;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    raw = new Redis(redis.url);
+  });
+
+  afterAll(async () => {
+    raw.disconnect();
+    await redis.stop();
+  });
+
+  it('G1 across replicas: a binding made by one gateway is enforced by another; nothing readable is stored', async () => {
+    const keyPrefix = uniquePrefix('bindings');
+    const keySecret = randomBytes(32);
+    const [storeA, storeB] = [createRedisStore({ url: redis.url, keyPrefix }), createRedisStore({ url: redis.url, keyPrefix })];
+    try {
+      expect(await storeA.whenReady(10_000)).toBe(true);
+      expect(await storeB.whenReady(10_000)).toBe(true);
+      const settings = { bind: true, idleTtl: 60_000 };
+      await createSessionBindings('calc', settings, { store: storeA, keySecret }).bind(SESSION, caller());
+      const replica = createSessionBindings('calc', settings, { store: storeB, keySecret });
+      expect(await replica.check(SESSION, caller({ subject: 'bob' }))).toBe('foreign');
+      expect(await replica.check(SESSION, caller())).toBe('owned');
+
+      const keys = await raw.keys(`${keyPrefix}*`);
+      expect(keys).toHaveLength(1);
+      const ttl = await raw.pttl(keys[0] ?? '');
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(60_000);
+      const dump = `${keys.join()} ${await raw.get(keys[0] ?? '')}`;
+      for (const secret of [SESSION, 'alice', 'client-1', 'as.example.test']) expect(dump).not.toContain(secret);
+    } finally {
+      await Promise.all([storeA.close(), storeB.close()]);
+    }
+  });
+
+  it('a store that cannot answer is "unavailable", never "unknown" (nobody else gets in)', async () => {
+    const spawned = await spawnRedis();
+    const store = createRedisStore({ url: spawned.url, keyPrefix: uniquePrefix('bindings-down') });
+    try {
+      expect(await store.whenReady(10_000)).toBe(true);
+      const bindings = createSessionBindings('calc', { bind: true, idleTtl: 60_000 }, { store, keySecret: randomBytes(32) });
+      await bindings.bind(SESSION, caller());
+      await spawned.kill();
+      expect(await bindings.check(SESSION, caller({ subject: 'bob' }))).toBe('unavailable');
+    } finally {
+      await store.close();
+      await spawned.stop();
+    }
+  });
+});
