@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { configSchema } from '../src/config/schema.js';
 import { renderConfigReference } from './config-reference.js';
+import { allowReferences } from './json-schema-references.js';
 
 /** Where the JSON Schema for editors and the Helm chart lives; a test fails when it is stale. */
 export const CONFIG_JSON_SCHEMA_PATH = fileURLToPath(new URL('../schema/config.schema.json', import.meta.url));
@@ -16,7 +17,9 @@ export function renderConfigReferenceMarkdown(): string {
 
 /** The JSON Schema of the config file as written by operators (input side: defaults are optional). */
 export function renderConfigJsonSchema(): string {
-  return `${JSON.stringify(z.toJSONSchema(configSchema, { io: 'input', target: 'draft-2020-12' }), null, 2)}\n`;
+  const schema = z.toJSONSchema(configSchema, { io: 'input', target: 'draft-2020-12' });
+  // Editors see the file before references are resolved: `key_secret: ${env:X}` must not be flagged.
+  return `${JSON.stringify(allowReferences(schema), null, 2)}\n`;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
