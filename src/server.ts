@@ -22,6 +22,7 @@ import { restartOnlyChanges } from './reload/restart-only.js';
 import { createRuntimeSwitch } from './reload/runtime-switch.js';
 import { shutdown } from './reload/shutdown.js';
 import { SwitchingDispatcher } from './reload/switching-dispatcher.js';
+import { UpstreamAbortSignals } from './proxy/upstream-abort.js';
 import type { RuntimeServices, VerifierFactory } from './runtime.js';
 
 export interface ServerDeps {
@@ -139,9 +140,11 @@ export async function buildServer(config: CompiledConfig, deps: ServerDeps): Pro
   registerHealthRoutes(app, readinessNow);
   registerMetadataRoutes(app, () => current().config);
   registerJwksRoute(app, () => current().signingKey?.publicJwk);
+  const abortSignals = new UpstreamAbortSignals();
   await registerProxyRoutes(app, {
     current: runtimeOf,
-    dispatcher: new SwitchingDispatcher(() => runtimes.current().dispatcher),
+    dispatcher: new SwitchingDispatcher(() => runtimes.current().dispatcher, abortSignals),
+    abortSignals,
     maxBodyBytes: config.limits.maxBodyBytes,
     sendError,
     onUpstreamResult: upstreamObserver(metrics),

@@ -14,12 +14,15 @@ import type { Runtime } from '../runtime.js';
 import { readSessionId } from '../session/session-id.js';
 import { upstreamRequestHeaders, upstreamResponseHeaders } from './headers.js';
 import { createSseRewriter, MAX_FILTERED_MESSAGE_BYTES, readCapped, rewriteJsonBody, type MessageRewrite } from './list-filter.js';
+import { ABORT_KEY_HEADER, type UpstreamAbortSignals } from './upstream-abort.js';
 import { classifyUpstreamFailure } from './upstream-errors.js';
 
 export interface ProxyRoutesOptions {
   /** The runtime this request runs on (pinned when it arrived, so a reload does not change it midway). */
   readonly current: (request: FastifyRequest) => Runtime;
   readonly dispatcher: Dispatcher;
+  /** Where the handler registers each request's abort signal for `dispatcher` to attach (checklist I6). */
+  readonly abortSignals: UpstreamAbortSignals;
   readonly maxBodyBytes: number;
   /** Sends a GatewayError the same way the error handler does (used where reply-from owns the reply). */
   readonly sendError: (request: FastifyRequest, reply: FastifyReply, error: GatewayError) => void;
@@ -104,6 +107,7 @@ async function recordSession(request: FastifyRequest, state: McpRequestState, re
  * fastify's router) decides which paths exist, so a config reload can add and remove routes.
  */
 export async function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOptions): Promise<void> {
+  let abortSequence = 0;
   await app.register(replyFrom, { undici: options.dispatcher, disableRequestLogging: true });
 
   // The body is kept as the exact bytes received: what the policy evaluates is what the upstream gets.
@@ -158,6 +162,15 @@ export async function registerProxyRoutes(app: FastifyInstance, options: ProxyRo
         return undefined;
       };
 
+      // A client that goes away before the answer is complete aborts the upstream request, even before headers.
+      const abortKey = String((abortSequence += 1));
+      const upstreamAbort = new AbortController();
+      options.abortSignals.register(abortKey, upstreamAbort.signal);
+      reply.raw.once('close', () => {
+        options.abortSignals.release(abortKey);
+        if (!reply.raw.writableFinished) upstreamAbort.abort();
+      });
+
       const startedAt = performance.now();
       return reply.from(upstream.href, {
         body: request.method === 'POST' ? request.body : null,
@@ -166,6 +179,7 @@ export async function registerProxyRoutes(app: FastifyInstance, options: ProxyRo
           const outgoing = upstreamRequestHeaders(headers, state.upstreamCredential);
           // The list filter has to read the answer: ask for it uncompressed.
           if (rewrite) delete outgoing['accept-encoding'];
+          outgoing[ABORT_KEY_HEADER] = abortKey;
           return outgoing;
         },
         rewriteHeaders: (headers) => upstreamResponseHeaders(headers),
@@ -183,6 +197,7 @@ export async function registerProxyRoutes(app: FastifyInstance, options: ProxyRo
           });
         },
         onError: (_reply, { error }) => {
+          if (upstreamAbort.signal.aborted) return;
           const code = classifyUpstreamFailure(error);
           options.onUpstreamResult?.(request, code === 'upstream_timeout' ? 'timeout' : 'unreachable', performance.now() - startedAt);
           options.sendError(request, reply, new GatewayError(code, { reason: 'upstream_request_failed', cause: error }));

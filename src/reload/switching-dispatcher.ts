@@ -1,4 +1,5 @@
 import { Dispatcher } from 'undici';
+import type { UpstreamAbortSignals } from '../proxy/upstream-abort.js';
 
 /**
  * An undici dispatcher that hands every request to the dispatcher current at that moment, so reply-from (which
@@ -7,10 +8,27 @@ import { Dispatcher } from 'undici';
  */
 export class SwitchingDispatcher extends Dispatcher {
   readonly #target: () => Dispatcher;
+  readonly #abortSignals: UpstreamAbortSignals | undefined;
 
-  constructor(target: () => Dispatcher) {
+  constructor(target: () => Dispatcher, abortSignals?: UpstreamAbortSignals) {
     super();
     this.#target = target;
+    this.#abortSignals = abortSignals;
+  }
+
+  /** Attaches the request's abort signal (see proxy/upstream-abort.ts) so a client disconnect aborts it. */
+  override request<TOpaque = null>(
+    options: Dispatcher.RequestOptions<TOpaque>,
+    callback: (err: Error | null, data: Dispatcher.ResponseData<TOpaque>) => void,
+  ): void;
+  override request<TOpaque = null>(options: Dispatcher.RequestOptions<TOpaque>): Promise<Dispatcher.ResponseData<TOpaque>>;
+  override request<TOpaque = null>(
+    options: Dispatcher.RequestOptions<TOpaque>,
+    callback?: (err: Error | null, data: Dispatcher.ResponseData<TOpaque>) => void,
+  ): void | Promise<Dispatcher.ResponseData<TOpaque>> {
+    const { headers, signal } = this.#abortSignals?.take(options.headers) ?? { headers: options.headers, signal: undefined };
+    const withSignal = { ...options, headers: headers as Dispatcher.RequestOptions<TOpaque>['headers'], ...(signal && { signal }) };
+    return callback ? super.request(withSignal, callback) : super.request(withSignal);
   }
 
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {

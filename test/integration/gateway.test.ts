@@ -376,6 +376,37 @@ describe('upstream responses', () => {
     expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32002);
   });
 
+  it('I6 a client that disconnects before any answer aborts the upstream request at once', async () => {
+    // Headers timeout far beyond the test timeout: only the client's disconnect can end the upstream request.
+    const patient = await startGateway(configYaml().replace('timeouts: { headers: 2s }', 'timeouts: { headers: 10m }'), {
+      env: { CALC_UPSTREAM_TOKEN: UPSTREAM_SECRET },
+    });
+    try {
+      let upstreamClosed: () => void = () => undefined;
+      const closed = new Promise<void>((resolve) => (upstreamClosed = resolve));
+      const received = new Promise<void>((resolve) => {
+        calc.respondWith((_request, response) => {
+          response.on('close', upstreamClosed);
+          resolve();
+        });
+      });
+      const client = new AbortController();
+      const pending = fetch(`${patient.url}/calc/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${await calcToken()}`, 'content-type': 'application/json' },
+        body: initialize,
+        signal: client.signal,
+      }).catch((error: unknown) => error);
+      await received;
+      client.abort();
+      await closed;
+      expect(await pending).toBeInstanceOf(Error);
+      expect(calc.requests[0]?.headers['x-mcp-gateway-abort-key']).toBeUndefined();
+    } finally {
+      await patient.close();
+    }
+  });
+
   it('streams SSE events as they come, without buffering the response', async () => {
     let finish: () => void = () => undefined;
     calc.respondWith((_request, response) => {
