@@ -8,7 +8,7 @@ export interface AuthorizationResponse {
 const MAX_HOPS = 12;
 
 /** The cookies of one authorization, so the server's interaction steps recognise the same user agent. */
-class CookieJar {
+export class CookieJar {
   readonly #cookies = new Map<string, string>();
 
   store(response: Response): void {

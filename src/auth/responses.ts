@@ -62,6 +62,28 @@ export function jsonRpcError(id: string | number | null, code: number, message: 
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' } as const;
 
+type JsonRpcFailure =
+  | 'invalid_jsonrpc'
+  | 'payload_too_large'
+  | 'upstream_unreachable'
+  | 'upstream_rejected'
+  | 'upstream_timeout'
+  | 'upstream_credentials_failed'
+  | 'invalid_session_id'
+  | 'header_mismatch';
+
+/** Failures answered with a plain JSON-RPC error body: HTTP status and JSON-RPC code. */
+const JSONRPC_FAILURES: Readonly<Record<JsonRpcFailure, readonly [status: number, code: number]>> = {
+  invalid_jsonrpc: [400, JSONRPC_CODES.invalidRequest],
+  payload_too_large: [413, JSONRPC_CODES.invalidRequest],
+  upstream_unreachable: [502, JSONRPC_CODES.upstreamUnavailable],
+  upstream_rejected: [502, JSONRPC_CODES.upstreamRejected],
+  upstream_timeout: [504, JSONRPC_CODES.upstreamTimeout],
+  upstream_credentials_failed: [502, JSONRPC_CODES.upstreamUnavailable],
+  invalid_session_id: [400, JSONRPC_CODES.invalidRequest],
+  header_mismatch: [400, JSONRPC_CODES.headerMismatch],
+};
+
 /**
  * Maps every gateway error to its status, headers and body (ARCHITECTURE.md "Responses"). Exhaustive: adding a
  * code to GatewayErrorCode without a case here is a compile error.
@@ -102,27 +124,22 @@ export function errorResponse(
       };
     case 'origin_forbidden':
       return { statusCode: 403, headers: JSON_TYPE, body: oauthBody('origin_forbidden', description) };
-    case 'invalid_jsonrpc':
-      return { statusCode: 400, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.invalidRequest, description) };
-    case 'payload_too_large':
-      return { statusCode: 413, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.invalidRequest, description) };
     case 'not_found':
       return { statusCode: 404, headers: JSON_TYPE, body: JSON.stringify({ error: 'not_found' }) };
+    case 'invalid_jsonrpc':
+    case 'payload_too_large':
     case 'upstream_unreachable':
-      return { statusCode: 502, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.upstreamUnavailable, description) };
     case 'upstream_rejected':
-      return { statusCode: 502, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.upstreamRejected, description) };
     case 'upstream_timeout':
-      return { statusCode: 504, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.upstreamTimeout, description) };
     case 'upstream_credentials_failed':
-      return { statusCode: 502, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.upstreamUnavailable, description) };
     case 'invalid_session_id':
-      return { statusCode: 400, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.invalidRequest, description) };
+    case 'header_mismatch': {
+      const [statusCode, code] = JSONRPC_FAILURES[error.code];
+      return { statusCode, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, code, description) };
+    }
     case 'session_not_found':
       // No challenge and nothing about the session: a foreign session must read as an unknown one.
       return { statusCode: 404, headers: JSON_TYPE, body: jsonRpcError(null, JSONRPC_CODES.sessionNotFound, description) };
-    case 'header_mismatch':
-      return { statusCode: 400, headers: JSON_TYPE, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.headerMismatch, description) };
     case 'rate_limited': {
       const retryAfterMs = Math.max(0, Math.ceil(error.retryAfterMs ?? 1_000));
       return {

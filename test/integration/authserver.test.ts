@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevAuthServer } from '../../src/authserver/dev-auth-server.js';
 import type { DevAuthServer, DevAuthServerOptions } from '../../src/authserver/types.js';
+import { CookieJar } from '../../examples/demo/headless-authorization.js';
 
 const CALC = 'https://gw.example.com/calc/mcp';
 const NOTES = 'https://gw.example.com/notes/mcp';
@@ -29,25 +30,6 @@ function baseOptions(overrides: Partial<DevAuthServerOptions> = {}): DevAuthServ
     logger: silent,
     ...overrides,
   };
-}
-
-class CookieJar {
-  readonly #cookies = new Map<string, string>();
-
-  store(response: Response): void {
-    for (const line of response.headers.getSetCookie()) {
-      const pair = line.split(';', 1)[0] ?? '';
-      const eq = pair.indexOf('=');
-      const name = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1);
-      if (value === '' || /expires=Thu, 01 Jan 1970/i.test(line)) this.#cookies.delete(name);
-      else this.#cookies.set(name, value);
-    }
-  }
-
-  header(): string {
-    return [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  }
 }
 
 interface Pkce {
