@@ -11,6 +11,7 @@ import { captureLogs } from '../helpers/capture-logs.js';
 import { startRedis, uniquePrefix, type RedisHandle } from '../helpers/redis.js';
 import { startRecordingForwarder, type RecordingForwarder } from './recording-forwarder.js';
 import { connectTraced, eventsOf, type TracedClient } from './traced-client.js';
+import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../helpers/redis-timeouts.js';
 
 /**
  * The demo configuration's introspection route (opaque tokens, RFC 7662 at the development server) with the
@@ -42,7 +43,7 @@ beforeAll(async () => {
   calculator = await startCalculator({ port: await freePort() });
   upstream = await startRecordingForwarder(ports.calculator, new URL(calculator.url).origin);
   keyPrefix = uniquePrefix('e2e-introspection');
-  store = createRedisStore({ url: redis.url, keyPrefix, logger: capture.logger });
+  store = createRedisStore({ url: redis.url, keyPrefix, logger: capture.logger, commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS });
   expect(await store.whenReady(5_000)).toBe(true);
   gateway = await assembleGateway(config, { logger: capture.logger, cache: store });
   await gateway.app.listen({ host: config.listen.host, port: config.listen.port });

@@ -8,6 +8,7 @@ import { deferred } from '../helpers/introspection-server.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
 import { spawnRedis, startRedis, uniquePrefix } from '../helpers/redis.js';
 import { jsonRpcEcho, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../helpers/redis-timeouts.js';
 
 const PUBLIC = 'https://gw.example.test';
 const CALC = `${PUBLIC}/calc/mcp`;
@@ -252,7 +253,7 @@ describe('rate_limit', () => {
     try {
       const keyPrefix = uniquePrefix('rate-limit');
       for (const url of [redis.url, redis.url, spawned.url]) {
-        const cache = createRedisStore({ url, keyPrefix });
+        const cache = createRedisStore({ url, keyPrefix, commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS });
         expect(await cache.whenReady(10_000)).toBe(true);
         replicas.push(await startGateway(configYaml(), { cache }));
       }

@@ -11,6 +11,7 @@ import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { spawnRedis, startRedis, uniquePrefix, type RedisHandle } from '../helpers/redis.js';
 import { startTestUpstream, type TestUpstream, type UpstreamBehaviour } from '../helpers/upstream.js';
+import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../helpers/redis-timeouts.js';
 
 const PUBLIC = 'https://gw.example.test';
 const RECORDED = `${PUBLIC}/recorded/mcp`;
@@ -295,7 +296,7 @@ describe('session binding across replicas (real Redis)', () => {
   });
 
   async function replica(url: string, keyPrefix: string): Promise<RunningGateway> {
-    const cache: RedisStore = createRedisStore({ url, keyPrefix });
+    const cache: RedisStore = createRedisStore({ url, keyPrefix, commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS });
     expect(await cache.whenReady(10_000)).toBe(true);
     const gw = await startGateway(configYaml(), { cache });
     gateways.push(gw);

@@ -9,6 +9,7 @@ import { json, startIntrospectionServer, type TestIntrospectionServer } from '..
 import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
 import { startRedis, uniquePrefix, type RedisHandle } from '../helpers/redis.js';
 import { jsonRpcEcho, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../helpers/redis-timeouts.js';
 
 const PUBLIC = 'https://gw.example.test';
 const CC = `${PUBLIC}/cc/mcp`;
@@ -171,7 +172,7 @@ describe('token_exchange upstream auth (RFC 8693)', () => {
     try {
       const replicas = [];
       for (let i = 0; i < 2; i++) {
-        const cache = createRedisStore({ url: redis.url, keyPrefix });
+        const cache = createRedisStore({ url: redis.url, keyPrefix, commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS });
         expect(await cache.whenReady(10_000)).toBe(true);
         replicas.push(await gateway({ cache }));
       }

@@ -20,6 +20,7 @@ import {
 } from '../helpers/introspection-server.js';
 import { startRedis, uniquePrefix, type RedisHandle } from '../helpers/redis.js';
 import { outcome } from '../helpers/outcome.js';
+import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../helpers/redis-timeouts.js';
 
 const RESOURCE = 'https://gw.example.test/calc/mcp';
 const OTHER_RESOURCE = 'https://gw.example.test/files/mcp';
@@ -50,7 +51,7 @@ beforeEach(async () => {
   time = START;
   as = await startIntrospectionServer();
   prefix = uniquePrefix('security-introspection');
-  store = createRedisStore({ url: redis.url, keyPrefix: prefix });
+  store = createRedisStore({ url: redis.url, keyPrefix: prefix, commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS });
   expect(await store.whenReady(10_000)).toBe(true);
 });
 
@@ -126,7 +127,7 @@ describe('D1 valid opaque token: one introspection, then the cache; no token mat
     as.respond(() => goodAnswer());
     const token = randomToken();
     await verifier().verify(token);
-    const replicaStore = createRedisStore({ url: redis.url, keyPrefix: prefix });
+    const replicaStore = createRedisStore({ url: redis.url, keyPrefix: prefix, commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS });
     try {
       expect(await replicaStore.whenReady(10_000)).toBe(true);
       const replica = createIntrospectionVerifier(introspectionSettings(as.endpoint), {
@@ -271,7 +272,8 @@ describe('D7 the AS failing → 503, never 401, never cached', () => {
   ])('D7 %s → auth_unavailable, not cached', async (_case, reply) => {
     as.respond(() => reply);
     const counters = createAuthCounters();
-    const gateway = verifier({ timeout: 200 }, { counters });
+    // Only the hanging case should ever reach the timeout; a loaded machine must not turn a 500 into one.
+    const gateway = verifier({ timeout: reply === 'hang' ? 200 : 10_000 }, { counters });
     const token = randomToken();
     expect(await outcome(gateway.verify(token))).toBe('auth_unavailable');
     expect(await cachedEntries()).toEqual([]);

@@ -5,6 +5,7 @@ import { createRedisStore, type RedisStore } from '../../../src/cache/redis-stor
 import type { CacheStore, TokenBucketResult } from '../../../src/cache/store.js';
 import { takeFromBucket, type BucketState } from '../../../src/cache/token-bucket.js';
 import { spawnRedis, startRedis, uniquePrefix, type RedisHandle } from '../../helpers/redis.js';
+import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../../helpers/redis-timeouts.js';
 
 const BUCKET = { capacity: 3, refillMs: 60_000 };
 
@@ -30,7 +31,7 @@ describe('CacheStore.takeToken', () => {
 
   beforeAll(async () => {
     redis = await startRedis();
-    redisStore = createRedisStore({ url: redis.url, keyPrefix });
+    redisStore = createRedisStore({ url: redis.url, keyPrefix, commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS });
     raw = new Redis(redis.url);
     expect(await redisStore.whenReady(10_000)).toBe(true);
   });
@@ -64,7 +65,7 @@ describe('CacheStore.takeToken', () => {
   });
 
   it('redis: concurrent takes from two replicas never grant more than the capacity (atomic)', async () => {
-    const replica = createRedisStore({ url: redis.url, keyPrefix });
+    const replica = createRedisStore({ url: redis.url, keyPrefix, commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS });
     try {
       expect(await replica.whenReady(10_000)).toBe(true);
       const bucket = { capacity: 25, refillMs: 3_600_000 };

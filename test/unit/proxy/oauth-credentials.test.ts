@@ -13,6 +13,7 @@ import { createOAuthHeaders, type OAuthUpstreamAuth } from '../../../src/proxy/o
 import { deferred, json, startIntrospectionServer, type Reply, type TestIntrospectionServer } from '../../helpers/introspection-server.js';
 import { outcome } from '../../helpers/outcome.js';
 import { startRedis, uniquePrefix, type RedisHandle } from '../../helpers/redis.js';
+import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../../helpers/redis-timeouts.js';
 
 const START = 1_800_000_000_000;
 const CLIENT_SECRET = 'client-secret-canary-0c7d';
@@ -176,7 +177,8 @@ describe('client_credentials', () => {
     ['never answering', 'hang', 'token_endpoint_timeout'],
   ])('%s → upstream_credentials_failed (502), never cached', async (_title, reply, reason) => {
     endpoint.respond(() => reply);
-    const headersFor = provider('client_credentials', { timeout: 200 });
+    // Only the hanging case should reach the timeout; a loaded machine must not turn a slow answer into one.
+    const headersFor = provider('client_credentials', { timeout: reply === 'hang' ? 1_000 : 10_000 });
     expect(await outcome(headersFor(alice(), SUBJECT_TOKEN), { withReason: true })).toBe(`upstream_credentials_failed:${reason}`);
     endpoint.respond(() => tokenAnswer());
     expect(await headersFor(alice(), SUBJECT_TOKEN)).toEqual({ authorization: `Bearer ${UPSTREAM_TOKEN}-1` });
@@ -251,7 +253,7 @@ describe('shared across replicas through Redis', () => {
   });
 
   async function replicaStore(keyPrefix: string): Promise<RedisStore> {
-    const store = createRedisStore({ url: redis.url, keyPrefix });
+    const store = createRedisStore({ url: redis.url, keyPrefix, commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS });
     stores.push(store);
     expect(await store.whenReady(10_000)).toBe(true);
     return store;

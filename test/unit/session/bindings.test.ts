@@ -6,6 +6,7 @@ import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { createRedisStore } from '../../../src/cache/redis-store.js';
 import { bindingDecision, createSessionBindings, type BindingState } from '../../../src/session/bindings.js';
 import { spawnRedis, startRedis, uniquePrefix, type RedisHandle } from '../../helpers/redis.js';
+import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../../helpers/redis-timeouts.js';
 
 const SESSION = 'session-canary-5d3e';
 const START = 1_800_000_000_000;
@@ -87,7 +88,7 @@ describe('session bindings in Redis', () => {
   it('G1 across replicas: a binding made by one gateway is enforced by another; nothing readable is stored', async () => {
     const keyPrefix = uniquePrefix('bindings');
     const keySecret = randomBytes(32);
-    const [storeA, storeB] = [createRedisStore({ url: redis.url, keyPrefix }), createRedisStore({ url: redis.url, keyPrefix })];
+    const [storeA, storeB] = [createRedisStore({ url: redis.url, keyPrefix, commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS }), createRedisStore({ url: redis.url, keyPrefix, commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS })];
     try {
       expect(await storeA.whenReady(10_000)).toBe(true);
       expect(await storeB.whenReady(10_000)).toBe(true);
