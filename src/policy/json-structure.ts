@@ -10,12 +10,13 @@ const COMMA = 0x2c;
 
 /** Index of the quote closing the JSON string that opens at `start`. */
 function stringEnd(text: string, start: number): number {
-  let i = start + 1;
-  while (i < text.length) {
-    const c = text.charCodeAt(i);
-    if (c === BACKSLASH) i += 2;
-    else if (c === QUOTE) return i;
-    else i += 1;
+  // indexOf skips long string values natively; a quote preceded by an odd run of backslashes is escaped.
+  let quote = text.indexOf('"', start + 1);
+  while (quote !== -1) {
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes += 1;
+    if (backslashes % 2 === 0) return quote;
+    quote = text.indexOf('"', quote + 1);
   }
   return text.length;
 }

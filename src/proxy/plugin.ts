@@ -147,7 +147,7 @@ export async function registerProxyRoutes(app: FastifyInstance, options: ProxyRo
           if (isEventStream(headers)) {
             reply.removeHeader('content-length');
             void reply.send(pipeline(response.stream, createSseRewriter(rewrite), () => undefined));
-            reply.raw.flushHeaders();
+            if (request.method === 'GET') reply.raw.flushHeaders();
             return undefined;
           }
           const body = isJsonType(headers) ? await readCapped(response.stream, MAX_FILTERED_MESSAGE_BYTES) : undefined;
@@ -157,8 +157,9 @@ export async function registerProxyRoutes(app: FastifyInstance, options: ProxyRo
           return undefined;
         }
         void reply.send(response.stream);
-        // Push SSE response headers out now: a quiet stream must not look like a hung request.
-        if (isEventStream(reply.getHeaders())) reply.raw.flushHeaders();
+        // A standalone GET stream may stay quiet for long: push its headers now so it does not look hung. A POST's
+        // SSE answer brings its first event right behind the headers; a separate write would cost a wake-up.
+        if (request.method === 'GET' && isEventStream(reply.getHeaders())) reply.raw.flushHeaders();
         return undefined;
       };
 
