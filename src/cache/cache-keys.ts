@@ -18,7 +18,7 @@ export function introspectionCacheKey(namespace: string, keySecret: Buffer, toke
  */
 export function resolveCacheKeySecret(settings: CacheSettings): Buffer {
   if (settings.keySecret) return Buffer.from(settings.keySecret.reveal(), 'utf8');
-  if (settings.redisUrl) throw new Error('cache.key_secret is required when cache.redis_url is set');
+  if (settings.redis ?? settings.redisUrl) throw new Error('cache.key_secret is required when a Redis cache is configured');
   return randomBytes(32);
 }
 

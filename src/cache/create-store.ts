@@ -1,11 +1,39 @@
 import type { Logger } from 'pino';
-import type { CacheSettings } from '../config/types.js';
+import type { CacheSettings, RedisConnection } from '../config/types.js';
 import { createMemoryStore } from './memory-store.js';
-import { createRedisStore } from './redis-store.js';
+import { createRedisStore, type RedisTarget } from './redis-store.js';
 import type { CacheStore } from './store.js';
 
-/** Redis when `cache.redis_url` is configured, else the in-process LRU with the same semantics. */
+/** Redis when one of `cache.redis_url`, `redis_sentinel`, `redis_cluster` is configured, else the in-process LRU. */
 export function createCacheStore(settings: CacheSettings, logger?: Logger): CacheStore {
-  if (!settings.redisUrl) return createMemoryStore();
-  return createRedisStore({ url: settings.redisUrl.reveal(), keyPrefix: settings.keyPrefix, logger });
+  const connection = redisConnection(settings);
+  if (!connection) return createMemoryStore();
+  return createRedisStore({ ...redisTarget(connection), keyPrefix: settings.keyPrefix, logger });
+}
+
+/** Settings built without `redis` (before Sentinel/Cluster support) still mean standalone Redis by `redisUrl`. */
+function redisConnection(settings: CacheSettings): RedisConnection | undefined {
+  if (settings.redis) return settings.redis;
+  return settings.redisUrl && { mode: 'standalone', url: settings.redisUrl };
+}
+
+/** Secrets are revealed here, where the client is built. */
+function redisTarget(connection: RedisConnection): RedisTarget {
+  switch (connection.mode) {
+    case 'standalone':
+      return { url: connection.url.reveal() };
+    case 'sentinel':
+      return {
+        sentinel: {
+          name: connection.name,
+          sentinels: connection.sentinels,
+          password: connection.password?.reveal(),
+          sentinelPassword: connection.sentinelPassword?.reveal(),
+          db: connection.db,
+          tls: connection.tls,
+        },
+      };
+    case 'cluster':
+      return { cluster: { nodes: connection.nodes, password: connection.password?.reveal(), tls: connection.tls } };
+  }
 }

@@ -1,17 +1,46 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { CacheStatus, CacheStore, TokenBucketResult } from './store.js';
 import { storableTtl } from './ttl.js';
 
-export interface RedisStoreOptions {
-  /** `redis://` or `rediss://` (TLS); may carry credentials and a DB number. Never logged. */
-  readonly url: string;
+/** Where the store connects: exactly one of `url`, `sentinel`, `cluster`. Credentials are never logged. */
+export type RedisTarget =
+  /** `redis://` or `rediss://` (TLS); may carry credentials and a DB number. */
+  | { readonly url: string }
+  | { readonly sentinel: RedisSentinelTarget }
+  | { readonly cluster: RedisClusterTarget };
+
+export interface RedisEndpoint {
+  readonly host: string;
+  readonly port: number;
+}
+
+export interface RedisSentinelTarget {
+  /** Master group name the sentinels monitor. */
+  readonly name: string;
+  readonly sentinels: readonly RedisEndpoint[];
+  /** Password of the data nodes. */
+  readonly password?: string;
+  readonly sentinelPassword?: string;
+  readonly db?: number;
+  /** TLS to the sentinels and the data nodes. */
+  readonly tls?: boolean;
+}
+
+export interface RedisClusterTarget {
+  /** Seed nodes; the rest of the cluster is discovered from them. */
+  readonly nodes: readonly RedisEndpoint[];
+  readonly password?: string;
+  readonly tls?: boolean;
+}
+
+export type RedisStoreOptions = RedisTarget & {
   /** Prepended to every key (ioredis `keyPrefix`): one Redis can serve several gateways or test suites. */
   readonly keyPrefix: string;
   /** Longest wait for one command before it counts as a miss. */
   readonly commandTimeoutMs?: number;
   readonly logger?: Logger;
-}
+};
 
 export interface RedisStore extends CacheStore {
   /** Resolves true once connected (at once if already), false after `timeoutMs`; never rejects. */
@@ -55,14 +84,13 @@ return {allowed, retry}
 `;
 
 /**
- * A CacheStore on one Redis. Every command either answers within the command timeout or counts as a miss
- * (`undefined` / `false`); nothing waits for a reconnect, nothing is queued while disconnected, and the client
- * reconnects by itself with capped backoff.
+ * A CacheStore on Redis (one server, Sentinel or Cluster). Every command either answers within the command
+ * timeout or counts as a miss (`undefined` / `false`); nothing waits for a reconnect, nothing is queued while
+ * disconnected, and the client reconnects by itself with capped backoff.
  */
 export function createRedisStore(options: RedisStoreOptions): RedisStore {
-  assertSupportedUrl(options.url);
   const log = options.logger?.child({ component: 'redis-cache' });
-  const client = new Redis(options.url, clientOptions(options));
+  const client = connect(options);
   client.defineCommand('takeToken', { numberOfKeys: 1, lua: TAKE_TOKEN_SCRIPT });
   // True from the first failure until the next success: one warning per outage, not one per command.
   let degraded = false;
@@ -79,6 +107,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   };
 
   client.on('error', (error: unknown) => failed('connection', error));
+  // Cluster: a lost node reports here, not as 'error'.
+  client.on('node error', (error: unknown) => failed('connection', error));
   client.on('ready', succeeded);
 
   return {
@@ -116,7 +146,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     },
     async takeToken(key, bucket, nowMs) {
       try {
-        const reply = await (client as Redis & TakeTokenCommand).takeToken(key, bucket.capacity, Math.ceil(bucket.refillMs), Math.floor(nowMs));
+        const reply = await (client as RedisClient & TakeTokenCommand).takeToken(key, bucket.capacity, Math.ceil(bucket.refillMs), Math.floor(nowMs));
         succeeded();
         return bucketResult(reply);
       } catch (error) {
@@ -160,23 +190,77 @@ function bucketResult(reply: unknown): TokenBucketResult | undefined {
   return typeof retryAfterMs === 'number' ? { allowed: false, retryAfterMs } : undefined;
 }
 
-function clientOptions(options: RedisStoreOptions): RedisOptions {
+type RedisClient = Redis | Cluster;
+
+function connect(options: RedisStoreOptions): RedisClient {
+  if ('sentinel' in options) return new Redis({ ...sentinelOptions(options.sentinel), ...clientOptions(options) });
+  if ('cluster' in options) return new Cluster(options.cluster.nodes.map(({ host, port }) => ({ host, port })), clusterOptions(options));
+  assertSupportedUrl(options.url);
+  return new Redis(options.url, clientOptions(options));
+}
+
+/** Per-connection settings shared by every mode (for Cluster: of each node connection). */
+function connectionOptions(options: RedisStoreOptions): RedisOptions {
   return {
-    keyPrefix: options.keyPrefix,
-    // Fail commands at once while disconnected instead of queueing them without bound.
-    enableOfflineQueue: false,
     commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
     // 0: commands in flight when the connection drops fail immediately instead of waiting for a reconnect, and
     // are not re-sent later (a late SET would outlive the TTL it was computed for).
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
     connectTimeout: CONNECT_TIMEOUT_MS,
+  };
+}
+
+function clientOptions(options: RedisStoreOptions): RedisOptions {
+  return {
+    ...connectionOptions(options),
+    keyPrefix: options.keyPrefix,
+    // Fail commands at once while disconnected instead of queueing them without bound.
+    enableOfflineQueue: false,
     // Connect in the background now, so /readyz reports a state and the first request can already hit.
     lazyConnect: false,
     retryStrategy: reconnectDelay,
     // After a failover a DNS name may point at the new primary while this connection still talks to a replica.
     reconnectOnError: (error) => error.message.startsWith('READONLY'),
   };
+}
+
+function sentinelOptions(sentinel: RedisSentinelTarget): RedisOptions {
+  const tls = tlsOptions(sentinel.tls);
+  return {
+    name: sentinel.name,
+    sentinels: sentinel.sentinels.map(({ host, port }) => ({ host, port })),
+    password: sentinel.password,
+    sentinelPassword: sentinel.sentinelPassword,
+    db: sentinel.db ?? 0,
+    tls,
+    sentinelTLS: tls,
+    enableTLSForSentinelMode: tls !== undefined,
+    // Asking the sentinels for the primary is bounded like a connect; all unreachable → retried with backoff.
+    sentinelCommandTimeout: CONNECT_TIMEOUT_MS,
+    sentinelRetryStrategy: reconnectDelay,
+  };
+}
+
+function clusterOptions(options: RedisStoreOptions & { readonly cluster: RedisClusterTarget }): ClusterOptions {
+  const { password, tls } = options.cluster;
+  return {
+    keyPrefix: options.keyPrefix,
+    enableOfflineQueue: false,
+    lazyConnect: false,
+    clusterRetryStrategy: reconnectDelay,
+    // 0: a closed connection or CLUSTERDOWN fails the command at once instead of re-sending it after a delay
+    // (the command timeout would already have answered the caller; a late SET must not land).
+    retryDelayOnFailover: 0,
+    retryDelayOnClusterDown: 0,
+    slotsRefreshTimeout: CONNECT_TIMEOUT_MS,
+    redisOptions: { ...connectionOptions(options), password, tls: tlsOptions(tls) },
+  };
+}
+
+/** Node's defaults (system CAs, hostname verification) when TLS is on. */
+function tlsOptions(enabled: boolean | undefined): object | undefined {
+  return enabled === true ? {} : undefined;
 }
 
 /** Exponential backoff capped at 2 s, with jitter so replicas do not reconnect in lockstep. Never gives up. */
@@ -212,6 +296,16 @@ function describeError(error: unknown): { readonly name: string; readonly code?:
 function clientErrorCode(message: string): string {
   if (message === 'Command timed out') return 'COMMAND_TIMEOUT';
   if (message.startsWith('Reached the max retries')) return 'CONNECTION_LOST';
-  if (message.startsWith("Stream isn't writeable") || message.startsWith('Connection is closed')) return 'NOT_CONNECTED';
+  if (
+    message.startsWith("Stream isn't writeable") ||
+    message.startsWith('Connection is closed') ||
+    message.startsWith("Cluster isn't ready")
+  ) {
+    return 'NOT_CONNECTED';
+  }
+  if (message.startsWith('All sentinels are unreachable')) return 'SENTINELS_UNREACHABLE';
+  if (message.startsWith('None of startup nodes') || message.startsWith('Failed to refresh slots cache')) {
+    return 'CLUSTER_UNREACHABLE';
+  }
   return 'OTHER';
 }

@@ -8,6 +8,7 @@ import type {
   IntrospectionSettings,
   JwtSettings,
   PolicySettings,
+  RedisConnection,
   TokenEndpointSettings,
   UpstreamAuth,
 } from './types.js';
@@ -56,6 +57,7 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
     ]),
     cache: {
       redisUrl: optionalSecret(raw.cache.redis_url),
+      redis: compileRedis(raw.cache),
       keySecret: optionalSecret(raw.cache.key_secret),
       keyPrefix: raw.cache.key_prefix,
     },
@@ -209,6 +211,27 @@ export function impliedScopes(implies: Readonly<Record<string, readonly string[]
   return immutableMap(closure);
 }
 
+/** The schema allows at most one mode. */
+function compileRedis(cache: RawConfig['cache']): RedisConnection | undefined {
+  const { redis_url: url, redis_sentinel: sentinel, redis_cluster: cluster } = cache;
+  if (url !== undefined) return { mode: 'standalone', url: new Secret(url) };
+  if (sentinel !== undefined) {
+    return {
+      mode: 'sentinel',
+      name: sentinel.name,
+      sentinels: sentinel.sentinels,
+      password: optionalSecret(sentinel.password),
+      sentinelPassword: optionalSecret(sentinel.sentinel_password),
+      db: sentinel.db,
+      tls: sentinel.tls,
+    };
+  }
+  if (cluster !== undefined) {
+    return { mode: 'cluster', nodes: cluster.nodes, password: optionalSecret(cluster.password), tls: cluster.tls };
+  }
+  return undefined;
+}
+
 function optionalSecret(value: string | undefined): Secret | undefined {
   return value === undefined ? undefined : new Secret(value);
 }
@@ -319,6 +342,9 @@ function warnings(raw: RawConfig, referencedPaths: ReadonlySet<string>): string[
   }
   const secretPaths: [string, string | undefined][] = [
     ['cache.redis_url', raw.cache.redis_url],
+    ['cache.redis_sentinel.password', raw.cache.redis_sentinel?.password],
+    ['cache.redis_sentinel.sentinel_password', raw.cache.redis_sentinel?.sentinel_password],
+    ['cache.redis_cluster.password', raw.cache.redis_cluster?.password],
     ['cache.key_secret', raw.cache.key_secret],
     ['signing_key', raw.signing_key],
   ];

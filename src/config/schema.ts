@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net';
 import { z } from 'zod';
 import { DURATION_PATTERN, MAX_DURATION_MS, formatDuration, parseDuration } from './duration.js';
 import {
@@ -337,6 +338,55 @@ const route = z
   })
   .describe('One protected MCP server.');
 
+const HOSTNAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
+const HOST_PORT_PATTERN = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]+)):(\d{1,5})$/;
+
+/** `host:port` (IPv6 in brackets) as ioredis wants it; undefined when malformed. */
+function parseHostPort(value: string): { host: string; port: number } | undefined {
+  const match = HOST_PORT_PATTERN.exec(value);
+  if (!match) return undefined;
+  const [, ipv6, name, portText] = match;
+  const port = Number(portText);
+  if (port < 1 || port > 65_535) return undefined;
+  if (ipv6 !== undefined) return isIPv6(ipv6) ? { host: ipv6, port } : undefined;
+  return name !== undefined && HOSTNAME_PATTERN.test(name) ? { host: name, port } : undefined;
+}
+
+function hostPortList(description: string) {
+  const hostPort = z.string().transform((value, ctx) => {
+    const parsed = parseHostPort(value);
+    if (parsed !== undefined) return parsed;
+    ctx.addIssue({ code: 'custom', message: 'expected host:port' });
+    return z.NEVER;
+  });
+  return z.array(hostPort).min(1, { error: 'at least one host:port is required' }).describe(description);
+}
+
+const REDIS_MODES = ['redis_url', 'redis_sentinel', 'redis_cluster'] as const;
+
+function redisTls(description: string) {
+  return z.boolean().default(false).describe(`${description} Default: false.`);
+}
+
+const redisSentinel = z
+  .strictObject({
+    name: z.string().min(1).describe('Master group name the sentinels monitor, e.g. mymaster.'),
+    sentinels: hostPortList('Sentinels as host:port, e.g. ["sentinel-0.redis:26379"].'),
+    password: secret('Password of the Redis data nodes.').optional(),
+    sentinel_password: secret('Password of the sentinels.').optional(),
+    db: z.number().int().nonnegative().default(0).describe('Database number. Default: 0.'),
+    tls: redisTls('TLS to the sentinels and the data nodes.'),
+  })
+  .describe('Redis behind Sentinel: the current primary is asked from the sentinels and followed across failovers.');
+
+const redisCluster = z
+  .strictObject({
+    nodes: hostPortList('Seed nodes as host:port, e.g. ["redis-0.redis:6379"]; the rest is discovered.'),
+    password: secret('Password of the cluster nodes.').optional(),
+    tls: redisTls('TLS to the cluster nodes.'),
+  })
+  .describe('Redis Cluster: keys spread over the masters by slot; the topology is discovered from the seed nodes.');
+
 export const configSchema = z
   .strictObject({
     listen: z
@@ -391,21 +441,30 @@ export const configSchema = z
       .describe('Request limits.'),
     cache: z
       .strictObject({
-        redis_url: secret('redis:// or rediss:// URL. Default: in-process cache.')
+        redis_url: secret('redis:// or rediss:// URL of one Redis server. Default: in-process cache.')
           .superRefine(rule(redisUrlProblem))
           .optional(),
-        key_secret: secret('HMAC key for cache keys, at least 32 characters. Required with redis_url.')
+        redis_sentinel: redisSentinel.optional(),
+        redis_cluster: redisCluster.optional(),
+        key_secret: secret('HMAC key for cache keys, at least 32 characters. Required with any Redis mode.')
           .min(32, { error: 'must be at least 32 characters' })
           .optional(),
         key_prefix: z.string().default('mcpgw:').describe('Prefix of every Redis key. Default: "mcpgw:".'),
       })
       .superRefine((value, ctx) => {
-        if (value.redis_url !== undefined && value.key_secret === undefined) {
-          ctx.addIssue({ code: 'custom', path: ['key_secret'], message: 'is required when redis_url is set' });
+        const modes = REDIS_MODES.filter((mode) => value[mode] !== undefined);
+        if (modes.length > 1) {
+          ctx.addIssue({ code: 'custom', message: `set only one of ${REDIS_MODES.join(', ')}` });
+        }
+        const [mode] = modes;
+        if (mode !== undefined && value.key_secret === undefined) {
+          ctx.addIssue({ code: 'custom', path: ['key_secret'], message: `is required when ${mode} is set` });
         }
       })
       .prefault({})
-      .describe('Shared cache for introspection answers and session bindings.'),
+      .describe(
+        'Shared cache for introspection answers and session bindings: at most one of redis_url, redis_sentinel, redis_cluster.',
+      ),
     routes: z.array(route).min(1, { error: 'at least one route is required' }).describe('Protected routes.'),
     signing_key: privateKey(
       'EC P-256 key signing identity assertions (upstream.identity). Default: a key generated per process (one warning).',

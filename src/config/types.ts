@@ -159,9 +159,40 @@ export interface CompiledRoute {
   readonly rateLimit: RateLimitSettings | undefined;
 }
 
+/** One Redis endpoint (a sentinel or a cluster seed node). */
+export interface HostPort {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** How the shared cache reaches Redis: one server by URL, a Sentinel-managed primary, or a Cluster. */
+export type RedisConnection =
+  | { readonly mode: 'standalone'; readonly url: Secret }
+  | {
+      readonly mode: 'sentinel';
+      /** Master group name the sentinels monitor. */
+      readonly name: string;
+      readonly sentinels: readonly HostPort[];
+      /** Password of the data nodes. */
+      readonly password: Secret | undefined;
+      readonly sentinelPassword: Secret | undefined;
+      readonly db: number;
+      /** TLS to the sentinels and the data nodes. */
+      readonly tls: boolean;
+    }
+  | {
+      readonly mode: 'cluster';
+      /** Seed nodes; the rest of the cluster is discovered from them. */
+      readonly nodes: readonly HostPort[];
+      readonly password: Secret | undefined;
+      readonly tls: boolean;
+    };
+
 export interface CacheSettings {
-  /** Absent → in-process LRU cache. */
+  /** Absent → in-process LRU cache (unless `redis` is set). Kept for `redis_url`; `redis` covers every mode. */
   readonly redisUrl: Secret | undefined;
+  /** Absent → in-process LRU cache. Optional so settings written before Sentinel/Cluster support stay valid. */
+  readonly redis?: RedisConnection | undefined;
   /** HMAC key for cache keys; required with Redis, random per process otherwise. */
   readonly keySecret: Secret | undefined;
   readonly keyPrefix: string;

@@ -12,10 +12,22 @@ export function restartOnlyChanges(started: CompiledConfig, next: CompiledConfig
     ['admin.host', started.admin.host !== next.admin.host],
     ['admin.port', started.admin.port !== next.admin.port],
     ['cache.redis_url', started.cache.redisUrl?.reveal() !== next.cache.redisUrl?.reveal()],
+    // Sentinel / cluster settings hold Secrets: compare what they reveal, never print it.
+    ['cache.redis_sentinel', redisIdentity(started, 'sentinel') !== redisIdentity(next, 'sentinel')],
+    ['cache.redis_cluster', redisIdentity(started, 'cluster') !== redisIdentity(next, 'cluster')],
     ['cache.key_secret', started.cache.keySecret?.reveal() !== next.cache.keySecret?.reveal()],
     ['cache.key_prefix', started.cache.keyPrefix !== next.cache.keyPrefix],
     // Lowering the limit applies at once (enforced per request); raising it past the start value cannot.
     ['limits.max_body_bytes', next.limits.maxBodyBytes > started.limits.maxBodyBytes],
   ];
   return changed.filter(([, differs]) => differs).map(([path]) => path);
+}
+
+/** Everything that identifies the Redis connection, secrets revealed (compared, never printed). */
+function redisIdentity(config: CompiledConfig, mode: 'sentinel' | 'cluster'): string {
+  const redis = config.cache.redis;
+  if (redis?.mode !== mode) return '';
+  const { password, ...rest } = redis;
+  const sentinelPassword = redis.mode === 'sentinel' ? redis.sentinelPassword?.reveal() : undefined;
+  return JSON.stringify({ ...rest, password: password?.reveal(), sentinelPassword });
 }

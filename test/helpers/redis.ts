@@ -1,8 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 
 /** A real Redis for one suite. Give each store its own `uniquePrefix()` so suites sharing a REDIS_URL never collide. */
 export interface RedisHandle {
@@ -62,6 +65,134 @@ export async function spawnRedis(extraArgs: readonly string[] = []): Promise<Spa
   };
 }
 
+/** A spawned Redis Sentinel watching one primary (quorum 1), for Sentinel-mode tests. */
+export interface SpawnedSentinel {
+  readonly port: number;
+  /** The master group name it monitors. */
+  readonly name: string;
+  stop(): Promise<void>;
+}
+
+export interface SentinelSetup {
+  readonly name?: string;
+  /** `requirepass` of the primary (the sentinel authenticates with it). */
+  readonly masterPassword?: string;
+  /** `requirepass` of the sentinel itself. */
+  readonly sentinelPassword?: string;
+}
+
+/** `redis-server <conf> --sentinel` monitoring `master`; resolves once it names the primary's address. */
+export async function spawnSentinel(master: SpawnedRedis, setup: SentinelSetup = {}): Promise<SpawnedSentinel> {
+  const name = setup.name ?? 'mymaster';
+  const dir = await mkdtemp(join(tmpdir(), 'mcpgw-sentinel-'));
+  const conf = join(dir, 'sentinel.conf');
+  // The sentinel rewrites its config file, so it lives in a directory this suite owns.
+  await writeFile(conf, [
+    `dir ${dir}`,
+    `sentinel monitor ${name} 127.0.0.1 ${master.port} 1`,
+    ...(setup.masterPassword === undefined ? [] : [`sentinel auth-pass ${name} ${setup.masterPassword}`]),
+    ...(setup.sentinelPassword === undefined ? [] : [`requirepass ${setup.sentinelPassword}`]),
+    '',
+  ].join('\n'));
+  const port = await freePort();
+  const child = await launch(port, [], [conf, '--sentinel']);
+  const killOnExit = (): void => void child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const stop = async (): Promise<void> => {
+    await terminate(child, 'SIGTERM');
+    process.off('exit', killOnExit);
+    await rm(dir, { recursive: true, force: true });
+  };
+  const client = new Redis({ port, host: '127.0.0.1', password: setup.sentinelPassword, lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await pollUntil(async () => {
+      const address = (await client.call('SENTINEL', 'get-master-addr-by-name', name)) as string[] | null;
+      return address?.[1] === String(master.port);
+    }, `sentinel on port ${port} does not know ${name}`);
+  } catch (error) {
+    await stop();
+    throw error;
+  } finally {
+    client.disconnect();
+  }
+  return { port, name, stop };
+}
+
+/** A Redis Cluster of spawned masters (no replicas), all 16384 slots assigned. */
+export interface SpawnedCluster {
+  readonly ports: readonly number[];
+  stop(): Promise<void>;
+}
+
+/**
+ * `size` masters with `cluster-enabled yes`, joined by `redis-cli --cluster create`; resolves once every node's
+ * `CLUSTER INFO` says `cluster_state:ok`.
+ */
+export async function spawnCluster(size = 3, password?: string): Promise<SpawnedCluster> {
+  const dir = await mkdtemp(join(tmpdir(), 'mcpgw-cluster-'));
+  const auth = password === undefined ? [] : ['--requirepass', password, '--masterauth', password];
+  const nodes: { port: number; child: ChildProcess }[] = [];
+  const killOnExit = (): void => nodes.forEach(({ child }) => child.kill('SIGKILL'));
+  process.once('exit', killOnExit);
+  const stop = async (): Promise<void> => {
+    await Promise.all(nodes.map(({ child }) => terminate(child, 'SIGTERM')));
+    process.off('exit', killOnExit);
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let index = 0; index < size; index += 1) {
+      const port = await freePort();
+      // The bus port is chosen too: port + 10000 (the default) may be taken or beyond 65535.
+      const busPort = await freePort();
+      const child = await launch(port, [
+        '--cluster-enabled', 'yes',
+        '--cluster-port', String(busPort),
+        '--cluster-config-file', join(dir, `nodes-${port}.conf`),
+        '--dir', dir,
+        ...auth,
+      ]);
+      nodes.push({ port, child });
+    }
+    const cliAuth = password === undefined ? [] : ['-a', password, '--no-auth-warning'];
+    await run('redis-cli', [...cliAuth, '--cluster', 'create', ...nodes.map(({ port }) => `127.0.0.1:${port}`), '--cluster-yes']);
+    await Promise.all(nodes.map(({ port }) => waitForClusterOk(port, password)));
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { ports: nodes.map(({ port }) => port), stop };
+}
+
+async function waitForClusterOk(port: number, password: string | undefined): Promise<void> {
+  const client = new Redis({ port, host: '127.0.0.1', password, lazyConnect: true, maxRetriesPerRequest: 0 });
+  try {
+    await pollUntil(
+      async () => String(await client.call('CLUSTER', 'INFO')).includes('cluster_state:ok'),
+      `cluster node on port ${port} never reached cluster_state:ok`,
+    );
+  } finally {
+    client.disconnect();
+  }
+}
+
+/** Bounded polling of a state (never a sleep standing in for synchronisation); errors count as "not yet". */
+async function pollUntil(check: () => Promise<boolean>, failure: string): Promise<void> {
+  for (let attempt = 0; attempt < PING_ATTEMPTS; attempt += 1) {
+    if (await check().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, PING_INTERVAL_MS * 4));
+  }
+  throw new Error(failure);
+}
+
+function run(command: string, args: readonly string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { timeout: 30_000 }, (error, _stdout, stderr) => {
+      if (error) reject(new Error(`${command} failed: ${stderr.trim() || error.message}`));
+      else resolve();
+    });
+  });
+}
+
 /** A TCP server that accepts connections and never answers: a hung Redis. */
 export async function startSilentServer(): Promise<{ readonly url: string; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
@@ -112,8 +243,8 @@ function dockerSocketPresent(): boolean {
   return existsSync('/var/run/docker.sock') || (runtimeDir !== undefined && existsSync(join(runtimeDir, 'docker.sock')));
 }
 
-async function launch(port: number, extraArgs: readonly string[]): Promise<ChildProcess> {
-  const args = ['--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', ...extraArgs];
+async function launch(port: number, extraArgs: readonly string[], leadingArgs: readonly string[] = []): Promise<ChildProcess> {
+  const args = [...leadingArgs, '--port', String(port), '--save', '', '--appendonly', 'no', '--bind', '127.0.0.1', ...extraArgs];
   const child = spawn('redis-server', args, { stdio: 'ignore' });
   const failed = new Promise<never>((_, reject) => {
     child.once('error', (error) => reject(new Error(`cannot start redis-server: ${error.message}`)));
@@ -142,7 +273,8 @@ function ping(port: number): Promise<boolean> {
     socket.setTimeout(500, () => done(false));
     socket.once('error', () => done(false));
     socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => done(data.toString().startsWith('+PONG')));
+    // A password-protected server answers NOAUTH: it is up all the same.
+    socket.once('data', (data) => done(/^(\+PONG|-NOAUTH)/.test(data.toString())));
   });
 }
 

@@ -66,9 +66,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if dig "admin" "enabled" true .Values.config -}}true{{- end -}}
 {{- end -}}
 
-{{/* True when the cache is shared: through redis.* or a redis_url written into config.cache directly. */}}
+{{/* True when the cache is shared: through redis.* or a Redis written into config.cache directly. */}}
 {{- define "mcp-auth-gateway.redisConfigured" -}}
-{{- if or .Values.redis.enabled (dig "cache" "redis_url" "" .Values.config) -}}true{{- end -}}
+{{- if or .Values.redis.enabled (include "mcp-auth-gateway.configRedis" .) -}}true{{- end -}}
+{{- end -}}
+
+{{/* True when config.cache names a Redis itself: redis_url, redis_sentinel or redis_cluster. */}}
+{{- define "mcp-auth-gateway.configRedis" -}}
+{{- $cache := dig "cache" dict .Values.config -}}
+{{- if or (dig "redis_url" "" $cache) (dig "redis_sentinel" "" $cache) (dig "redis_cluster" "" $cache) -}}true{{- end -}}
 {{- end -}}
 
 {{/* config.shutdown.grace_period in whole seconds (rounded up), default 20s; durations are N, Nms, Ns, Nm, Nh. */}}
@@ -99,14 +105,14 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end -}}
 {{- end -}}
 {{- if and (gt $maxReplicas 1) (not $redis) -}}
-{{- fail "more than one replica (replicaCount or autoscaling.maxReplicas) needs a shared cache: set redis.enabled (with existingSecret holding CACHE_KEY_SECRET) or config.cache.redis_url. Introspection answers and MCP session bindings must be shared between replicas." -}}
+{{- fail "more than one replica (replicaCount or autoscaling.maxReplicas) needs a shared cache: set redis.enabled (with existingSecret holding CACHE_KEY_SECRET) or config.cache.redis_url / redis_sentinel / redis_cluster. Introspection answers and MCP session bindings must be shared between replicas." -}}
 {{- end -}}
 {{- if and .Values.redis.url (not .Values.redis.enabled) -}}
 {{- fail "redis.url is set but redis.enabled is false" -}}
 {{- end -}}
 {{- if .Values.redis.enabled -}}
-{{- if dig "cache" "redis_url" "" .Values.config -}}
-{{- fail "set either redis.enabled or config.cache.redis_url, not both" -}}
+{{- if include "mcp-auth-gateway.configRedis" . -}}
+{{- fail "set either redis.enabled or config.cache.redis_url / redis_sentinel / redis_cluster, not both" -}}
 {{- end -}}
 {{- $needsSecret := or (not .Values.redis.url) (not (dig "cache" "key_secret" "" .Values.config)) -}}
 {{- if and $needsSecret (not .Values.existingSecret) -}}
