@@ -1,0 +1,260 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'undici';
+import type { LoadMode, RequestFactory, RequestSpec } from './load.js';
+import { ROUTES, type ReferenceProxy, type Stack } from './stack.js';
+
+export type ModeName = 'c1' | 'c64' | 'r1000' | 'r2000';
+
+export const MODES: Readonly<Record<ModeName, LoadMode>> = {
+  c1: { kind: 'closed', connections: 1 },
+  c64: { kind: 'closed', connections: 64 },
+  r1000: { kind: 'rate', perSecond: 1000, connections: 64 },
+  r2000: { kind: 'rate', perSecond: 2000, connections: 64 },
+};
+
+/** Which upstream a scenario ends at; the calculator runs with the gateway moved to the client's core. */
+export type UpstreamKind = 'trivial' | 'calculator';
+
+/** What sits between the load generator and the upstream. */
+export type Via = 'direct' | 'gateway' | ReferenceProxy;
+
+export interface LoadScenario {
+  readonly id: string;
+  readonly label: string;
+  readonly via: Via;
+  readonly upstream: UpstreamKind;
+  /** The direct scenario this one is compared with (same upstream, same request shape). */
+  readonly baseline: string;
+  readonly expectStatus: number;
+  readonly modes: readonly ModeName[];
+  readonly quickModes: readonly ModeName[];
+  readonly request: RequestFactory;
+}
+
+const CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add', arguments: { a: 1, b: 2 } } });
+const CALL_64K = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'add', arguments: { a: 1, b: 2, note: 'x'.repeat(64 * 1024 - 100) } },
+});
+const BASE_HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-11-25',
+};
+
+const post = (path: string, token: string | undefined, body: string, extra: Record<string, string> = {}): RequestSpec => ({
+  method: 'POST',
+  path,
+  headers: { ...BASE_HEADERS, ...(token !== undefined && { authorization: `Bearer ${token}` }), ...extra },
+  body,
+});
+
+/** Tokens a run needs, minted before any measurement so signing never competes with the load. */
+export interface Tokens {
+  readonly jwt: string;
+  /** More distinct tokens than the gateway's verified-token cache holds (10,000): every use is a cache miss. */
+  readonly freshPool: readonly string[];
+  readonly badSignature: string;
+  readonly unknownKid: string;
+  readonly calc: string;
+}
+
+export async function mintTokens(stack: Stack, freshPoolSize: number): Promise<Tokens> {
+  const freshPool: string[] = [];
+  for (let i = 0; i < freshPoolSize; i += 1) freshPool.push(await stack.mint('jwt'));
+  return {
+    jwt: await stack.mint('jwt'),
+    freshPool,
+    badSignature: await stack.mint('jwt', 'bad-signature'),
+    unknownKid: await stack.mint('jwt', 'unknown-kid'),
+    calc: await stack.mint('calc'),
+  };
+}
+
+/** Opens an MCP session on the calculator (initialize + initialized) and returns its Mcp-Session-Id. */
+export async function openCalculatorSession(origin: string, path: string, token: string): Promise<string> {
+  const client = new Client(origin);
+  try {
+    const initialize = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1.0.0' } },
+    });
+    const opened = await client.request(post(path, token, initialize));
+    await opened.body.text();
+    const sessionId = opened.headers['mcp-session-id'];
+    if (opened.statusCode !== 200 || typeof sessionId !== 'string') {
+      throw new Error(`calculator initialize via ${origin}${path} answered ${opened.statusCode}`);
+    }
+    const initialized = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const acknowledged = await client.request(post(path, token, initialized, { 'mcp-session-id': sessionId }));
+    await acknowledged.body.dump();
+    return sessionId;
+  } finally {
+    await client.close();
+  }
+}
+
+export interface ScenarioContext {
+  readonly stack: Stack;
+  readonly tokens: Tokens;
+  readonly calcSessions: { readonly direct: string; readonly gateway: string };
+}
+
+/** The load scenarios, in the order each repetition runs them (interleaving direct and gateway runs). */
+export function loadScenarios({ stack, tokens, calcSessions }: ScenarioContext): LoadScenario[] {
+  const upstreamPath = stack.upstream.path;
+  const calcPath = stack.calculator.path;
+  // A new opaque token per request (per bench process): the gateway has never seen it, so it must introspect.
+  const missPrefix = `bench-miss-${randomBytes(6).toString('hex')}-`;
+  return [
+    {
+      id: 'direct',
+      label: 'direct to upstream',
+      via: 'direct',
+      upstream: 'trivial',
+      baseline: 'direct',
+      expectStatus: 200,
+      modes: ['c1', 'c64', 'r1000', 'r2000'],
+      quickModes: ['c1', 'c64', 'r1000'],
+      request: () => post(upstreamPath, tokens.jwt, CALL),
+    },
+    ...(['undici-pool', 'reply-from'] as const).map(
+      (via): LoadScenario => ({
+        id: `ref-${via}`,
+        label: `reference proxy without auth: ${via === 'undici-pool' ? 'node:http + undici Pool' : 'fastify + @fastify/reply-from'}`,
+        via,
+        upstream: 'trivial',
+        baseline: 'direct',
+        expectStatus: 200,
+        modes: ['c1', 'c64'],
+        quickModes: [],
+        request: () => post(stack.references[via].path, tokens.jwt, CALL),
+      }),
+    ),
+    {
+      id: 'jwt-reused',
+      label: 'gateway, JWT, one token reused',
+      via: 'gateway',
+      upstream: 'trivial',
+      baseline: 'direct',
+      expectStatus: 200,
+      modes: ['c1', 'c64', 'r1000', 'r2000'],
+      quickModes: ['c1', 'c64', 'r1000'],
+      request: () => post(ROUTES.jwt, tokens.jwt, CALL),
+    },
+    {
+      id: 'jwt-fresh',
+      label: 'gateway, JWT, new token per request',
+      via: 'gateway',
+      upstream: 'trivial',
+      baseline: 'direct',
+      expectStatus: 200,
+      modes: ['c1', 'c64'],
+      quickModes: [],
+      request: (i) => post(ROUTES.jwt, tokens.freshPool[i % tokens.freshPool.length], CALL),
+    },
+    {
+      id: 'introspection-hit',
+      label: 'gateway, introspection, Redis cache hit',
+      via: 'gateway',
+      upstream: 'trivial',
+      baseline: 'direct',
+      expectStatus: 200,
+      modes: ['c1', 'c64', 'r1000'],
+      quickModes: ['c64'],
+      request: () => post(ROUTES.opaque, 'bench-opaque-token-reused', CALL),
+    },
+    {
+      id: 'introspection-miss',
+      label: 'gateway, introspection, cache miss (AS 5 ms)',
+      via: 'gateway',
+      upstream: 'trivial',
+      baseline: 'direct',
+      expectStatus: 200,
+      modes: ['c1', 'c64'],
+      quickModes: [],
+      request: (i) => post(ROUTES.opaque, `${missPrefix}${i}`, CALL),
+    },
+    {
+      id: 'reject-no-token',
+      label: 'gateway, 401: no token',
+      via: 'gateway',
+      upstream: 'trivial',
+      baseline: 'direct',
+      expectStatus: 401,
+      modes: ['c64'],
+      quickModes: [],
+      request: () => post(ROUTES.jwt, undefined, CALL),
+    },
+    {
+      id: 'reject-bad-signature',
+      label: 'gateway, 401: bad signature',
+      via: 'gateway',
+      upstream: 'trivial',
+      baseline: 'direct',
+      expectStatus: 401,
+      modes: ['c64'],
+      quickModes: ['c64'],
+      request: () => post(ROUTES.jwt, tokens.badSignature, CALL),
+    },
+    {
+      id: 'direct-64k',
+      label: 'direct, 64 KB request body',
+      via: 'direct',
+      upstream: 'trivial',
+      baseline: 'direct-64k',
+      expectStatus: 200,
+      modes: ['c1', 'c64'],
+      quickModes: [],
+      request: () => post(upstreamPath, tokens.jwt, CALL_64K),
+    },
+    {
+      id: 'jwt-64k',
+      label: 'gateway, JWT, 64 KB request body',
+      via: 'gateway',
+      upstream: 'trivial',
+      baseline: 'direct-64k',
+      expectStatus: 200,
+      modes: ['c1', 'c64'],
+      quickModes: [],
+      request: () => post(ROUTES.jwt, tokens.jwt, CALL_64K),
+    },
+    {
+      id: 'calc-direct',
+      label: 'direct to calculator (MCP SDK)',
+      via: 'direct',
+      upstream: 'calculator',
+      baseline: 'calc-direct',
+      expectStatus: 200,
+      modes: ['c1', 'c64'],
+      quickModes: ['c64'],
+      request: () => post(calcPath, tokens.calc, CALL, { 'mcp-session-id': calcSessions.direct }),
+    },
+    {
+      id: 'calc-gateway',
+      label: 'gateway (own core), JWT, calculator',
+      via: 'gateway',
+      upstream: 'calculator',
+      baseline: 'calc-direct',
+      expectStatus: 200,
+      modes: ['c1', 'c64'],
+      quickModes: ['c64'],
+      request: () => post(ROUTES.calc, tokens.calc, CALL, { 'mcp-session-id': calcSessions.gateway }),
+    },
+  ];
+}
+
+/** Request shape of the unknown-kid storm: a well-formed token whose kid the JWKS does not have. */
+export function unknownKidRequest(tokens: Tokens): RequestFactory {
+  return () => post(ROUTES.jwt, tokens.unknownKid, CALL);
+}
+
+export const SSE_HEADERS = (token: string): Record<string, string> => ({
+  accept: 'text/event-stream',
+  'mcp-protocol-version': '2025-11-25',
+  authorization: `Bearer ${token}`,
+});
