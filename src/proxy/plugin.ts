@@ -112,8 +112,11 @@ export async function registerProxyRoutes(app: FastifyInstance, options: ProxyRo
 
   // The body is kept as the exact bytes received: what the policy evaluates is what the upstream gets.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.maxBodyBytes }, (_request, body, done) => {
-    done(null, body);
+  // The runtime limit (a reload may lower it) is checked once the body is complete; fastify's `bodyLimit`, fixed at
+  // start, bounds what is buffered meanwhile.
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.maxBodyBytes }, (request, body, done) => {
+    const limit = request.mcp?.maxBodyBytes;
+    done(limit !== undefined && body.length > limit ? new GatewayError('payload_too_large') : null, body);
   });
 
   app.route({

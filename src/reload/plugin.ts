@@ -1,4 +1,3 @@
-import { Transform, type TransformCallback } from 'node:stream';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import type { RuntimeSwitch } from './runtime-switch.js';
@@ -19,34 +18,15 @@ export function registerRuntimePinning<T>(app: FastifyInstance, runtimes: Runtim
   return (request) => pinned.get(request) ?? runtimes.current();
 }
 
-/** Counts bytes through and fails with 413 past `limit`. */
-function byteCap(limit: number): Transform {
-  let received = 0;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback: TransformCallback) {
-      received += chunk.length;
-      callback(received > limit ? new GatewayError('payload_too_large') : null, received > limit ? undefined : chunk);
-    },
-  });
-}
-
 /**
- * fastify fixes its body limit when it is built; this applies the limit of the runtime a request runs on
- * (`limits.max_body_bytes` after a reload). The fixed limit of the start config remains the ceiling.
+ * fastify fixes its body limit when it is built; a reload may lower `limits.max_body_bytes`. A declared
+ * Content-Length over the request's runtime limit is refused here, before the body is read; a chunked body is
+ * measured once it is complete (proxy/plugin.ts content-type parser). The start config's limit stays the ceiling
+ * on what is ever buffered.
  */
 export function registerRuntimeBodyLimit(app: FastifyInstance): void {
   app.addHook('preParsing', (request, _reply, payload, done) => {
     const limit = request.mcp?.maxBodyBytes;
-    if (limit === undefined) {
-      done(null, payload);
-      return;
-    }
-    if (Number(request.headers['content-length']) > limit) {
-      done(new GatewayError('payload_too_large'));
-      return;
-    }
-    const capped = byteCap(limit);
-    payload.on('error', (error) => capped.destroy(error));
-    done(null, payload.pipe(capped));
+    done(limit !== undefined && Number(request.headers['content-length']) > limit ? new GatewayError('payload_too_large') : null, payload);
   });
 }
