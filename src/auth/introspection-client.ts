@@ -1,4 +1,5 @@
 import type { IntrospectionSettings } from '../config/types.js';
+import { isJsonMediaType } from '../media-type.js';
 
 /** Why no usable answer came back; a fixed set, used as log field and metric label. */
 export type IntrospectionFailure =
@@ -50,7 +51,7 @@ export async function requestIntrospection(
       await response.body?.cancel();
       return { outcome: 'failed', failure: statusFailure(response.status), status: response.status };
     }
-    if (!isJson(response.headers.get('content-type'))) {
+    if (!isJsonMediaType(response.headers.get('content-type'))) {
       await response.body?.cancel();
       return { outcome: 'failed', failure: 'malformed', status: response.status };
     }
@@ -96,11 +97,6 @@ function statusFailure(status: number): IntrospectionFailure {
 function transportFailure(error: unknown): IntrospectionResult {
   const timedOut = error instanceof Error && error.name === 'TimeoutError';
   return { outcome: 'failed', failure: timedOut ? 'timeout' : 'network' };
-}
-
-/** `application/json`, with or without parameters. Nothing else (text/plain, HTML, JWT responses) is accepted. */
-export function isJson(contentType: string | null): boolean {
-  return contentType?.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
 }
 
 /** The body as UTF-8 text, `undefined` past `limit` bytes or when not UTF-8. */

@@ -1,5 +1,6 @@
 import { errors, type ClientMetadata } from 'oidc-provider';
 import { isLoopbackHostname } from './redirect-uris.js';
+import { isJsonObject } from '../auth/fetch-json.js';
 
 /** Limits for fetching a Client ID Metadata Document (both the built-in https path and the dev loopback path). */
 export const CLIENT_METADATA_DOCUMENT_LIMITS = {
@@ -53,10 +54,6 @@ export function hasRequiredDocumentFields(metadata: { readonly client_name?: unk
     uris.length > 0 &&
     uris.every((uri) => typeof uri === 'string')
   );
-}
-
-function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Validates a fetched document for the client_id `url`; every failure is an `invalid_client_metadata` error. */

@@ -8,7 +8,8 @@ import type { Runtime } from '../runtime.js';
 import { auditRecord } from './audit.js';
 import type { Readiness } from './health.js';
 import { requestOutcome, UNMATCHED_ROUTE, upstreamStatusClass, type GatewayMetrics } from './metrics.js';
-import { isEventStream, type SseStreams } from './sse-streams.js';
+import { isEventStream } from '../media-type.js';
+import type { SseStreams } from './sse-streams.js';
 
 export const HEALTH_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 export const METRICS_PATH = '/metrics';

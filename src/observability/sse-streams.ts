@@ -30,10 +30,6 @@ function endCleanly(response: ServerResponse, source: Readable): void {
   if (!response.writableEnded) response.end();
 }
 
-export function isEventStream(contentType: unknown): boolean {
-  return typeof contentType === 'string' && contentType.toLowerCase().startsWith('text/event-stream');
-}
-
 export function createSseStreams(events: SseStreamEvents = {}): SseStreams {
   const open = new Map<ServerResponse, OpenStream>();
   let ending: ((httpMethod: string) => boolean) | undefined;

@@ -1,4 +1,5 @@
 import { checkJsonStructure } from './json-structure.js';
+import { isJsonMediaType } from '../media-type.js';
 
 export type JsonRpcId = string | number | null;
 
@@ -52,10 +53,8 @@ function invalid(reason: JsonRpcInvalidReason): JsonRpcInspection {
  * be a different message from the one evaluated here.
  */
 function isJsonContentType(contentType: string | undefined): boolean {
-  if (contentType === undefined) return false;
-  const [type = '', ...parameters] = contentType.split(';');
-  if (type.trim().toLowerCase() !== 'application/json') return false;
-  return parameters.every((parameter) => {
+  if (contentType === undefined || !isJsonMediaType(contentType)) return false;
+  return contentType.split(';').slice(1).every((parameter) => {
     const [name = '', value = ''] = parameter.split('=', 2);
     if (name.trim().toLowerCase() !== 'charset') return true;
     const charset = value.trim().replace(/^"(.*)"$/, '$1').toLowerCase();

@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import { authenticateHook, authorizeHook, mcpState, type McpRequestState } from '../auth/plugin.js';
 import { missingScopes } from '../auth/scopes.js';
 import { GatewayError } from '../errors.js';
+import { isEventStream, isJsonMediaType } from '../media-type.js';
 import { filterListResponse, filterReplayedListResponse, isFilteredList } from '../policy/list-visibility.js';
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
 import { requiredScopes } from '../policy/required-scopes.js';
@@ -32,16 +33,6 @@ export interface ProxyRoutesOptions {
 
 /** Upstream statuses never relayed: their challenge would steer the client to the upstream's AS (RFC 9728 §7.3). */
 const UPSTREAM_AUTH_FAILURES = new Set([401, 403]);
-
-function isEventStream(headers: Readonly<Record<string, unknown>>): boolean {
-  const type = headers['content-type'];
-  return typeof type === 'string' && type.toLowerCase().startsWith('text/event-stream');
-}
-
-function isJsonType(headers: Readonly<Record<string, unknown>>): boolean {
-  const type = headers['content-type'];
-  return typeof type === 'string' && type.split(';', 1)[0]?.trim().toLowerCase() === 'application/json';
-}
 
 /** What reply-from hands onResponse (its types declare less than it passes). */
 interface UpstreamResponse {
@@ -144,16 +135,16 @@ export async function registerProxyRoutes(app: FastifyInstance, options: ProxyRo
       const relay = async (response: UpstreamResponse): Promise<void> => {
         await recordSession(request, state, response);
         if (rewrite && response.statusCode === 200) {
-          const headers = reply.getHeaders();
+          const contentType = reply.getHeader('content-type');
           const encoding = response.headers['content-encoding'];
           if (encoding !== undefined && encoding !== 'identity') return unfilterable(response);
-          if (isEventStream(headers)) {
+          if (isEventStream(contentType)) {
             reply.removeHeader('content-length');
             void reply.send(pipeline(response.stream, createSseRewriter(rewrite), () => undefined));
             if (request.method === 'GET') reply.raw.flushHeaders();
             return undefined;
           }
-          const body = isJsonType(headers) ? await readCapped(response.stream, MAX_FILTERED_MESSAGE_BYTES) : undefined;
+          const body = isJsonMediaType(contentType) ? await readCapped(response.stream, MAX_FILTERED_MESSAGE_BYTES) : undefined;
           const rewritten = body && rewriteJsonBody(body, rewrite);
           if (!rewritten) return unfilterable(response);
           void reply.header('content-length', String(rewritten.length)).send(rewritten);
@@ -162,7 +153,7 @@ export async function registerProxyRoutes(app: FastifyInstance, options: ProxyRo
         void reply.send(response.stream);
         // A standalone GET stream may stay quiet for long: push its headers now so it does not look hung. A POST's
         // SSE answer brings its first event right behind the headers; a separate write would cost a wake-up.
-        if (request.method === 'GET' && isEventStream(reply.getHeaders())) reply.raw.flushHeaders();
+        if (request.method === 'GET' && isEventStream(reply.getHeader('content-type'))) reply.raw.flushHeaders();
         return undefined;
       };
 

@@ -1,6 +1,7 @@
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { basicCredentials, isJson, readText } from '../auth/introspection-client.js';
+import { basicCredentials, readText } from '../auth/introspection-client.js';
+import { isJsonMediaType } from '../media-type.js';
 import { keyIdOf, parsePrivateKey, signingAlgorithmOf } from '../config/private-key.js';
 import type { Secret } from '../config/secret.js';
 import type { TokenEndpointSettings } from '../config/types.js';
@@ -84,7 +85,7 @@ export function createTokenRequester(settings: TokenEndpointSettings, deps: Toke
         await response.body?.cancel();
         return { ok: false, failure: statusFailure(response.status), status: response.status };
       }
-      if (!isJson(response.headers.get('content-type'))) {
+      if (!isJsonMediaType(response.headers.get('content-type'))) {
         await response.body?.cancel();
         return { ok: false, failure: 'malformed' };
       }
