@@ -56,19 +56,23 @@ async function readCapped(response: Response): Promise<string | undefined> {
     await response.body?.cancel();
     return undefined;
   }
-  if (!response.body) return '';
-  const reader: ReadableStreamDefaultReader<Uint8Array> = response.body.getReader();
+  return readText(response.body, MAX_BODY_BYTES);
+}
+
+/** The body as UTF-8 text, `undefined` past `limit` bytes or when not UTF-8. */
+export async function readText(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string | undefined> {
+  if (!body) return '';
   const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > MAX_BODY_BYTES) {
-      await reader.cancel();
-      return undefined;
-    }
-    chunks.push(value);
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    // Leaving the loop early cancels the stream and releases the connection.
+    if (size > limit) return undefined;
+    chunks.push(chunk);
   }
-  return Buffer.concat(chunks).toString('utf8');
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    return undefined;
+  }
 }

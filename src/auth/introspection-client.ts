@@ -1,5 +1,6 @@
 import type { IntrospectionSettings } from '../config/types.js';
 import { isJsonMediaType } from '../media-type.js';
+import { isJsonObject, readText } from './fetch-json.js';
 
 /** Why no usable answer came back; a fixed set, used as log field and metric label. */
 export type IntrospectionFailure =
@@ -99,24 +100,6 @@ function transportFailure(error: unknown): IntrospectionResult {
   return { outcome: 'failed', failure: timedOut ? 'timeout' : 'network' };
 }
 
-/** The body as UTF-8 text, `undefined` past `limit` bytes or when not UTF-8. */
-export async function readText(body: ReadableStream<Uint8Array> | null, limit: number): Promise<string | undefined> {
-  if (!body) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    // Leaving the loop early cancels the stream and releases the connection.
-    if (size > limit) return undefined;
-    chunks.push(chunk);
-  }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
-  } catch {
-    return undefined;
-  }
-}
-
 function interpret(text: string): IntrospectionResult {
   let document: unknown;
   try {
@@ -124,7 +107,7 @@ function interpret(text: string): IntrospectionResult {
   } catch {
     return { outcome: 'failed', failure: 'malformed' };
   }
-  if (!isRecord(document)) return { outcome: 'failed', failure: 'malformed' };
+  if (!isJsonObject(document)) return { outcome: 'failed', failure: 'malformed' };
   // RFC 7662 §2.2: `active` is a REQUIRED boolean; "true", 1 and absence are malformed, not inactive.
   if (document.active === false) return { outcome: 'inactive' };
   if (document.active !== true) return { outcome: 'failed', failure: 'malformed' };
@@ -162,8 +145,4 @@ function readAudience(value: unknown): readonly string[] | undefined | null {
   if (typeof value === 'string') return [value];
   if (Array.isArray(value) && value.every((item): item is string => typeof item === 'string')) return value;
   return null;
-}
-
-function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -1,6 +1,7 @@
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { basicCredentials, readText } from '../auth/introspection-client.js';
+import { readText } from '../auth/fetch-json.js';
+import { basicCredentials } from '../auth/introspection-client.js';
 import { isJsonMediaType } from '../media-type.js';
 import { keyIdOf, parsePrivateKey, signingAlgorithmOf } from '../config/private-key.js';
 import type { Secret } from '../config/secret.js';
