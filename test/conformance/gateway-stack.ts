@@ -2,7 +2,7 @@ import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Logger } from 'pino';
 import { startClientMetadataServer } from '../../examples/demo/client-metadata-server.js';
 import { headlessClientMetadata, HeadlessOAuthClientProvider } from '../../examples/demo/headless-oauth-provider.js';
-import { freePort } from '../../examples/demo/stack.js';
+import { freePort } from '../helpers/net.js';
 import { assembleGateway } from '../../src/assemble.js';
 import { devAuthServerOptionsFromConfig, startDevAuthServer } from '../../src/authserver/index.js';
 import { parseConfig } from '../../src/config/load.js';

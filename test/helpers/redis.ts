@@ -2,10 +2,11 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort } from './net.js';
 
 /** A real Redis for one suite. Give each store its own `uniquePrefix()` so suites sharing a REDIS_URL never collide. */
 export interface RedisHandle {
@@ -193,30 +194,6 @@ function run(command: string, args: readonly string[]): Promise<void> {
   });
 }
 
-/** A TCP server that accepts connections and never answers: a hung Redis. */
-export async function startSilentServer(): Promise<{ readonly url: string; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  const port = await listen(server);
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    close: () => {
-      for (const socket of sockets) socket.destroy();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-/** A port nothing listens on (bound, read, released): connections to it are refused. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  const port = await listen(server);
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function startContainer(): Promise<RedisHandle | undefined> {
   if (!dockerSocketPresent()) return undefined;
@@ -286,15 +263,6 @@ function terminate(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   });
 }
 
-function listen(server: Server): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      resolve(typeof address === 'object' && address !== null ? address.port : 0);
-    });
-  });
-}
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

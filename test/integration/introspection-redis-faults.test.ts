@@ -10,7 +10,8 @@ import {
   startIntrospectionServer,
   type TestIntrospectionServer,
 } from '../helpers/introspection-server.js';
-import { freePort, spawnRedis, startSilentServer, uniquePrefix } from '../helpers/redis.js';
+import { freePort, startSilentServer } from '../helpers/net.js';
+import { spawnRedis, uniquePrefix } from '../helpers/redis.js';
 import { outcome } from '../helpers/outcome.js';
 
 const RESOURCE = 'https://gw.example.test/calc/mcp';

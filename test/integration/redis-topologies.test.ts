@@ -4,8 +4,8 @@ import { createCacheStore } from '../../src/cache/create-store.js';
 import { createRedisStore, type RedisStore, type RedisStoreOptions } from '../../src/cache/redis-store.js';
 import type { CacheStore } from '../../src/cache/store.js';
 import { captureLogs } from '../helpers/capture-logs.js';
+import { freePort } from '../helpers/net.js';
 import {
-  freePort,
   spawnCluster,
   spawnRedis,
   spawnSentinel,

@@ -4,8 +4,6 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -13,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, listen } from '../helpers/net.js';
 
 /**
  * The image's install steps, for real (no Docker engine runs here): build, `npm pack`, install the tarball into an
@@ -66,21 +65,6 @@ async function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Outcome
     const failed = error as { code: number; stdout: string; stderr: string };
     return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
   }
-}
-
-async function listen(server: Server): Promise<number> {
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  return (server.address() as AddressInfo).port;
-}
-
-/** A port nothing listens on right now, for the child's listeners (it cannot report ports chosen from 0). */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  const port = await listen(probe);
-  probe.close();
-  await once(probe, 'close');
-  return port;
 }
 
 /** Bounded readiness polling of the spawned gateway: the one place a short wait between attempts is the point. */

@@ -4,11 +4,10 @@ import { createCacheStore } from '../../../src/cache/create-store.js';
 import { createRedisStore, type RedisStore } from '../../../src/cache/redis-store.js';
 import { Secret } from '../../../src/config/secret.js';
 import { captureLogs } from '../../helpers/capture-logs.js';
+import { freePort, startSilentServer } from '../../helpers/net.js';
 import {
-  freePort,
   spawnRedis,
   startRedis,
-  startSilentServer,
   uniquePrefix,
   type RedisHandle,
 } from '../../helpers/redis.js';
