@@ -1,5 +1,5 @@
 /** The media type of a Content-Type value, lowercase, without parameters; `undefined` when there is none. */
-export function mediaType(contentType: unknown): string | undefined {
+function mediaType(contentType: unknown): string | undefined {
   if (typeof contentType !== 'string') return undefined;
   return contentType.split(';', 1)[0]?.trim().toLowerCase();
 }

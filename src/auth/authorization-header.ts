@@ -5,7 +5,7 @@ export type BearerExtraction =
   | { readonly kind: 'too_long' };
 
 /** RFC 6750 §2.1 b64token (token68): base64/base64url alphabet plus `-._~+/`, trailing `=` padding only. */
-const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+export const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 /** Scheme, separator and the rest; the classes are disjoint so the match is linear. */
 const CREDENTIALS = /^([^ \t]*)([ \t]*)(.*)$/s;

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { introspectionCacheKey } from '../cache/cache-keys.js';
+import { introspectionCacheKeys } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import type { IntrospectionSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
@@ -13,6 +13,8 @@ import {
   type IntrospectionEntry,
 } from './introspection-entry.js';
 import type { AuthContext, TokenVerifier } from './types.js';
+// RFC 6750 §2.1 b64token: anything else cannot be a bearer token and never reaches the AS.
+import { B64TOKEN } from './authorization-header.js';
 
 export interface IntrospectionVerifierDeps {
   /** Shared by every route and replica; entries are facts about a token, re-checked per route. */
@@ -35,8 +37,6 @@ type Failure = IntrospectionFailure | 'bulkhead_full';
 const DEFAULT_MAX_CONCURRENT = 64;
 /** Only bounds what may reach the AS; the header parser enforces the configured, smaller limit first. */
 const MAX_TOKEN_LENGTH = 16 * 1024;
-/** RFC 6750 §2.1 b64token: anything else cannot be a bearer token and never reaches the AS. */
-const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 /** One operator log line per failure reason per interval, however many requests fail. */
 const FAILURE_LOG_INTERVAL_MS = 10_000;
 const FAILURE_MESSAGES: Partial<Record<Failure, string>> = {
@@ -58,7 +58,7 @@ export function createIntrospectionVerifier(
   const now = deps.now ?? Date.now;
   const fetchImpl = deps.fetch ?? globalThis.fetch;
   const maxConcurrent = deps.maxConcurrent ?? DEFAULT_MAX_CONCURRENT;
-  const namespace = settings.issuer ?? settings.endpoint.href;
+  const cacheKeyOf = introspectionCacheKeys(settings.issuer ?? settings.endpoint.href, deps.keySecret);
   const log = deps.logger?.child({ component: 'introspection', endpoint: settings.endpoint.origin });
   const logFailure = failureLogger(log, now);
   const inFlight = new Map<string, Promise<IntrospectionEntry>>();
@@ -106,7 +106,7 @@ export function createIntrospectionVerifier(
   }
 
   async function entryFor(token: string): Promise<IntrospectionEntry> {
-    const key = introspectionCacheKey(namespace, deps.keySecret, token);
+    const key = cacheKeyOf(token);
     const pending = inFlight.get(key);
     const hit = pending ? undefined : await cached(key);
     if (hit) {

@@ -15,7 +15,7 @@ export interface ChallengeContext {
 }
 
 /** Seconds a client should wait before retrying when the gateway cannot decide. */
-export const RETRY_AFTER_SECONDS = 5;
+const RETRY_AFTER_SECONDS = 5;
 
 /** Fixed, input-free descriptions: a response never echoes anything the client sent. */
 const DESCRIPTIONS = {
@@ -38,7 +38,7 @@ const DESCRIPTIONS = {
 } as const satisfies Record<GatewayError['code'], string>;
 
 /** JSON-RPC error codes the gateway itself answers with (implementation-defined server error range). */
-export const JSONRPC_CODES = {
+const JSONRPC_CODES = {
   invalidRequest: -32600,
   upstreamUnavailable: -32001,
   upstreamTimeout: -32002,
@@ -56,7 +56,7 @@ function oauthBody(error: string, description: string): string {
   return JSON.stringify({ error, error_description: description });
 }
 
-export function jsonRpcError(id: string | number | null, code: number, message: string, data?: unknown): string {
+function jsonRpcError(id: string | number | null, code: number, message: string, data?: unknown): string {
   return JSON.stringify({ jsonrpc: '2.0', id, error: data === undefined ? { code, message } : { code, message, data } });
 }
 

@@ -7,9 +7,13 @@ import type { CacheSettings } from '../config/types.js';
  * configured key prefix.
  */
 export function introspectionCacheKey(namespace: string, keySecret: Buffer, token: string): string {
-  const space = createHash('sha256').update(namespace).digest('hex').slice(0, 16);
-  const tokenHash = createHmac('sha256', keySecret).update(token).digest('base64url');
-  return `introspect:${space}:${tokenHash}`;
+  return introspectionCacheKeys(namespace, keySecret)(token);
+}
+
+/** The key function of one verifier: the namespace part is hashed once, only the token per request. */
+export function introspectionCacheKeys(namespace: string, keySecret: Buffer): (token: string) => string {
+  const prefix = `introspect:${createHash('sha256').update(namespace).digest('hex').slice(0, 16)}:`;
+  return (token) => prefix + createHmac('sha256', keySecret).update(token).digest('base64url');
 }
 
 /**

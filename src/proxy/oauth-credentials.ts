@@ -24,15 +24,15 @@ export interface OAuthCredentialDeps {
 export type HeadersFor = (auth: AuthContext, subjectToken: string) => Promise<Readonly<Record<string, string>>>;
 
 /** Assumed lifetime of a token whose answer had no `expires_in`. */
-export const UNKNOWN_LIFETIME_MS = 60_000;
+const UNKNOWN_LIFETIME_MS = 60_000;
 /** Refresh this long before expiry (a quarter of the lifetime for short-lived tokens). */
-export const MAX_REFRESH_MARGIN_MS = 60_000;
+const MAX_REFRESH_MARGIN_MS = 60_000;
 
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 /** How long an issued token may be reused: its lifetime minus a refresh margin, so no request gets a dying token. */
-export function reusableFor(token: IssuedToken): number {
+function reusableFor(token: IssuedToken): number {
   const lifetime = token.expiresInMs ?? UNKNOWN_LIFETIME_MS;
   return lifetime - Math.min(MAX_REFRESH_MARGIN_MS, lifetime / 4);
 }
@@ -66,9 +66,11 @@ export function createOAuthHeaders(auth: OAuthUpstreamAuth, deps: OAuthCredentia
     auth.audience ?? '',
   ];
   const inFlight = new Map<string, Promise<string>>();
+  // One token per route for client_credentials: its key never changes.
+  const routeKey = upstreamTokenKey(deps.keySecret, namespace);
 
   function keyFor(caller: AuthContext): string {
-    if (auth.type === 'client_credentials') return upstreamTokenKey(deps.keySecret, namespace);
+    if (auth.type === 'client_credentials') return routeKey;
     return upstreamTokenKey(deps.keySecret, [...namespace, ...principalOf(caller), [...caller.scopes].sort().join(' ')]);
   }
 

@@ -1,6 +1,6 @@
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { readText } from '../auth/fetch-json.js';
+import { isJsonObject, readText } from '../auth/fetch-json.js';
 import { basicCredentials } from '../auth/introspection-client.js';
 import { isJsonMediaType } from '../media-type.js';
 import { keyIdOf, parsePrivateKey, signingAlgorithmOf } from '../config/private-key.js';
@@ -134,8 +134,8 @@ function interpret(text: string): TokenRequestResult {
   } catch {
     return { ok: false, failure: 'malformed' };
   }
-  if (typeof document !== 'object' || document === null || Array.isArray(document)) return { ok: false, failure: 'malformed' };
-  const { access_token: accessToken, token_type: tokenType, expires_in: expiresIn } = document as Record<string, unknown>;
+  if (!isJsonObject(document)) return { ok: false, failure: 'malformed' };
+  const { access_token: accessToken, token_type: tokenType, expires_in: expiresIn } = document;
   if (typeof accessToken !== 'string' || !HEADER_SAFE_TOKEN.test(accessToken)) return { ok: false, failure: 'malformed' };
   if (typeof tokenType !== 'string') return { ok: false, failure: 'malformed' };
   // N_A (a non-access token from an exchange) or DPoP-bound tokens cannot be sent as a plain bearer credential.
