@@ -1,5 +1,5 @@
 import { errors, type ClientMetadata } from 'oidc-provider';
-import { isLoopbackHostname } from './redirect-uris.js';
+import { isLoopbackHostname, parseUrl } from './redirect-uris.js';
 import { isJsonObject } from '../auth/fetch-json.js';
 
 /** Limits for fetching a Client ID Metadata Document (both the built-in https path and the dev loopback path). */
@@ -17,14 +17,6 @@ const SHARED_SECRET_AUTH_METHODS: ReadonlySet<string> = new Set([
   'client_secret_post',
   'client_secret_jwt',
 ]);
-
-function parseUrl(value: string): URL | undefined {
-  try {
-    return new URL(value);
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Development mode only: an `http` client_id on a loopback host, with a path, written in canonical form (so that

@@ -5,7 +5,7 @@ export function isLoopbackHostname(hostname: string): boolean {
   return LOOPBACK_HOSTNAMES.has(hostname.toLowerCase());
 }
 
-function parseUrl(value: string): URL | undefined {
+export function parseUrl(value: string): URL | undefined {
   try {
     return new URL(value);
   } catch {

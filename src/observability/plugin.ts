@@ -50,8 +50,9 @@ export function registerRequestObservers(app: FastifyInstance, options: RequestO
     request.mcp?.entry.route.name ?? options.runtimeOf(request).routes.get(path)?.route.name ?? UNMATCHED_ROUTE;
 
   function settle(request: FastifyRequest, status: number | undefined): void {
+    if (settled.has(request)) return;
     const path = requestPath(request.url);
-    if (settled.has(request) || !isMcpPath(path)) return;
+    if (!isMcpPath(path)) return;
     settled.add(request);
     const route = routeName(request, path);
     options.metrics.request(route, request.method, requestOutcome(status));

@@ -63,7 +63,8 @@ export function createRuntimeSwitch<T>(initial: T, options: RuntimeSwitchOptions
   function released(slot: Slot<T>): void {
     slot.pins -= 1;
     if (slot !== active && slot.pins === 0) void retire(slot);
-    if (inFlight() === 0) {
+    // Only shutdown waits for idleness: skip the count on every ordinary request close.
+    if (waiters.length > 0 && inFlight() === 0) {
       const done = waiters;
       waiters = [];
       for (const resolve of done) resolve();
