@@ -17,7 +17,7 @@ export interface AssembleOptions {
 }
 
 /** The production wiring of a compiled config: cache store, per-route verifiers, server. Does not listen. */
-export function assembleGateway(config: CompiledConfig, options: AssembleOptions): Promise<Gateway> {
+export function assembleGateway(config: CompiledConfig, options: AssembleOptions): Gateway {
   const { logger } = options;
   const metrics = createGatewayMetrics();
   const counters = options.counters ?? metrics.authCounters;

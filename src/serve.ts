@@ -20,7 +20,7 @@ export interface ServeOptions {
  */
 export async function serveGateway({ file, config, logger }: ServeOptions): Promise<void> {
   let active = config;
-  const gateway = await assembleGateway(config, { logger });
+  const gateway = assembleGateway(config, { logger });
   const url = await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
   const admin = config.admin.enabled
     ? await gateway.admin.listen({ host: config.admin.host, port: config.admin.port })

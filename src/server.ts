@@ -21,8 +21,6 @@ import { registerRuntimeBodyLimit, registerRuntimePinning } from './reload/plugi
 import { restartOnlyChanges } from './reload/restart-only.js';
 import { createRuntimeSwitch } from './reload/runtime-switch.js';
 import { shutdown } from './reload/shutdown.js';
-import { SwitchingDispatcher } from './reload/switching-dispatcher.js';
-import { UpstreamAbortSignals } from './proxy/upstream-abort.js';
 import type { RuntimeServices, VerifierFactory } from './runtime.js';
 
 export interface ServerDeps {
@@ -80,7 +78,7 @@ function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayE
 }
 
 /** Wires the plugins; never listens (tests and main.ts decide where). */
-export async function buildServer(config: CompiledConfig, deps: ServerDeps): Promise<Gateway> {
+export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
   const services: RuntimeServices = {
     store: deps.cache,
     keySecret: deps.keySecret ?? resolveCacheKeySecret(config.cache),
@@ -143,11 +141,9 @@ export async function buildServer(config: CompiledConfig, deps: ServerDeps): Pro
   registerHealthRoutes(app, readinessNow);
   registerMetadataRoutes(app, () => current().config);
   registerJwksRoute(app, () => current().signingKey?.publicJwk);
-  const abortSignals = new UpstreamAbortSignals();
-  await registerProxyRoutes(app, {
+  registerProxyRoutes(app, {
     current: runtimeOf,
-    dispatcher: new SwitchingDispatcher(() => runtimes.current().dispatcher, abortSignals),
-    abortSignals,
+    dispatcherOf: (request) => generationOf(request).dispatcher,
     maxBodyBytes: config.limits.maxBodyBytes,
     sendError,
     onUpstreamResult: upstreamObserver(metrics),

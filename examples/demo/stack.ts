@@ -67,7 +67,7 @@ export async function startDemoStack(options: { ports?: DemoPorts; logger: Logge
     logger: options.logger.child({ component: 'dev-auth-server' }),
   });
   const calculator = await startCalculator({ port: ports.calculator });
-  const gateway = await assembleGateway(config, { logger: options.logger });
+  const gateway = assembleGateway(config, { logger: options.logger });
   await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
   await gateway.warm();
   return {

@@ -2,24 +2,12 @@ import type { GatewayErrorCode } from '../errors.js';
 
 export type UpstreamFailure = Extract<GatewayErrorCode, 'upstream_unreachable' | 'upstream_timeout'>;
 
-/**
- * Codes of errors meaning the upstream accepted the request but did not answer in time (→ 504): undici's
- * headers/body timeouts and @fastify/reply-from's wrappers (lib/errors.js), which keep the undici error as `cause`.
- */
-const TIMEOUT_CODES: ReadonlySet<string> = new Set([
-  'UND_ERR_HEADERS_TIMEOUT',
-  'UND_ERR_BODY_TIMEOUT',
-  'FST_REPLY_FROM_TIMEOUT',
-  'FST_REPLY_FROM_GATEWAY_TIMEOUT',
-  'FST_REPLY_FROM_HTTP_REQUEST_TIMEOUT',
-  'FST_REPLY_FROM_HTTP2_REQUEST_TIMEOUT',
-  'FST_REPLY_FROM_HTTP2_SESSION_TIMEOUT',
-]);
+/** Codes of errors meaning the upstream accepted the request but did not answer in time (→ 504): undici's timeouts. */
+const TIMEOUT_CODES: ReadonlySet<string> = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 /**
  * Codes meaning no conversation with the upstream took place or it broke off (→ 502). A connect timeout is here,
- * not with the timeouts: the upstream is not reachable, it is not slow. reply-from reuses the codes
- * `ECONNRESET`, `UND_ERR_SOCKET` and `UND_ERR_CONNECT_TIMEOUT` for its wrappers.
+ * not with the timeouts: the upstream is not reachable, it is not slow.
  */
 const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
   'ECONNREFUSED',
@@ -33,8 +21,6 @@ const UNREACHABLE_CODES: ReadonlySet<string> = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
   'UND_ERR_SOCKET',
   'UND_ERR_CLOSED',
-  'FST_REPLY_FROM_SERVICE_UNAVAILABLE',
-  'FST_REPLY_FROM_BAD_GATEWAY',
 ]);
 
 /** Wrappers nest a few levels at most; the bound keeps a cyclic `cause` from looping. */
@@ -47,8 +33,8 @@ function codeOf(error: object): string | undefined {
 
 /**
  * Maps a failed upstream request to the gateway error the client gets. Walks the `cause` chain from the outside
- * in (reply-from's generic `FST_REPLY_FROM_INTERNAL_SERVER_ERROR` carries the undici error as cause); the first
- * recognised code decides. Anything unrecognised is `upstream_unreachable`: a timeout is only claimed when known.
+ * in (a wrapper may carry the undici error as its cause); the first recognised code decides. Anything
+ * unrecognised is `upstream_unreachable`: a timeout is only claimed when known.
  */
 export function classifyUpstreamFailure(error: unknown): UpstreamFailure {
   let current: unknown = error;

@@ -81,7 +81,7 @@ export async function startConformanceStack(logger: Logger): Promise<Conformance
       logger: logger.child({ component: 'dev-auth-server' }),
     });
     closers.push(() => authServer.close());
-    const gateway = await assembleGateway(parsed.config, { logger });
+    const gateway = assembleGateway(parsed.config, { logger });
     closers.push(() => gateway.close());
     await gateway.app.listen({ host: '127.0.0.1', port: gatewayPort });
     const mcpUrl = new URL('/mcp', parsed.config.publicUrl);

@@ -45,7 +45,7 @@ beforeAll(async () => {
   keyPrefix = uniquePrefix('e2e-introspection');
   store = createRedisStore({ url: redis.url, keyPrefix, logger: capture.logger, commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS });
   expect(await store.whenReady(5_000)).toBe(true);
-  gateway = await assembleGateway(config, { logger: capture.logger, cache: store });
+  gateway = assembleGateway(config, { logger: capture.logger, cache: store });
   await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
   opaque = new URL('/calc-opaque/mcp', config.publicUrl);
 

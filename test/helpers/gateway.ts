@@ -32,7 +32,7 @@ export async function startGateway(
 ): Promise<RunningGateway> {
   const config = compileOrThrow(yaml, options.env);
   const { logger, lines: logs } = captureLogs();
-  const gateway = await assembleGateway(config, { logger, cache: options.cache ?? createMemoryStore() });
+  const gateway = assembleGateway(config, { logger, cache: options.cache ?? createMemoryStore() });
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   const port = (gateway.app.server.address() as AddressInfo).port;
   return { url: `http://127.0.0.1:${port}`, port, gateway, config, logs, close: () => gateway.close() };

@@ -207,6 +207,45 @@ describe('challenges (response table)', () => {
     expect(calc.requests.map((request) => request.method)).toEqual(['GET', 'DELETE']);
   });
 
+  it('a chunked POST reaches the upstream byte for byte with a Content-Length of its own; the query string follows', async () => {
+    const body = callTool('add');
+    const chunked = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const bytes = new TextEncoder().encode(body);
+        controller.enqueue(bytes.subarray(0, 10));
+        controller.enqueue(bytes.subarray(10));
+        controller.close();
+      },
+    });
+    const response = await fetch(`${gw.url}/calc/mcp?trace=on`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${await calcToken()}` },
+      body: chunked,
+      duplex: 'half',
+    });
+    expect(response.status).toBe(200);
+    const [received] = calc.requests;
+    expect(received?.body).toBe(body);
+    expect(received?.headers['content-length']).toBe(String(Buffer.byteLength(body)));
+    expect(received?.headers['transfer-encoding']).toBeUndefined();
+    expect(received?.url).toBe('/mcp?trace=on');
+  });
+
+  it('a DELETE with a body forwards neither the body nor its Content-Length or Content-Type', async () => {
+    await post('/calc/mcp', initialize, { authorization: `Bearer ${await calcToken()}` });
+    calc.requests.length = 0;
+    const response = await fetch(`${gw.url}/calc/mcp`, {
+      method: 'DELETE',
+      headers: { 'mcp-session-id': 'session-abc', 'content-type': 'text/plain', authorization: `Bearer ${await calcToken()}` },
+      body: 'ignored',
+    });
+    expect(response.status).toBe(200);
+    const [received] = calc.requests;
+    expect(received?.body).toBe('');
+    expect(received?.headers['content-type']).toBeUndefined();
+    expect(Number(received?.headers['content-length'] ?? 0)).toBe(0);
+  });
+
   it('an invalid token → 401 invalid_token with resource_metadata and scope', async () => {
     const response = await post('/calc/mcp', initialize, { authorization: 'Bearer eyJfoobar.eyJfoobar.12345asdf' });
     expect(response.status).toBe(401);

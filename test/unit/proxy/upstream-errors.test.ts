@@ -1,21 +1,10 @@
 import { once } from 'node:events';
-import { createRequire } from 'node:module';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import replyFrom from '@fastify/reply-from';
-import fastify from 'fastify';
-import { errors } from 'undici';
+import { Agent, errors } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { classifyUpstreamFailure } from '../../../src/proxy/upstream-errors.js';
 
-type ErrorClass = new (...args: unknown[]) => Error;
-// reply-from's own error classes (lib/errors.js ships no types), so the table uses exactly what it throws.
-const replyFromErrors = createRequire(import.meta.url)('@fastify/reply-from/lib/errors.js') as Record<string, ErrorClass>;
-const replyFromError = (name: string, cause?: unknown): Error => {
-  const ErrorType = replyFromErrors[name];
-  if (!ErrorType) throw new Error(`reply-from has no ${name}`);
-  return name === 'InternalServerError' ? new ErrorType('boom', { cause }) : new ErrorType({ cause });
-};
 const withCode = (code: string, cause?: unknown): Error => Object.assign(new Error(code, { cause }), { code });
 
 describe('classifyUpstreamFailure', () => {
@@ -32,18 +21,6 @@ describe('classifyUpstreamFailure', () => {
     ['EHOSTUNREACH', withCode('EHOSTUNREACH'), 'upstream_unreachable'],
     ['TCP connect ETIMEDOUT', withCode('ETIMEDOUT'), 'upstream_unreachable'],
     ['AbortSignal.timeout()', new DOMException('The operation was aborted due to timeout', 'TimeoutError'), 'upstream_timeout'],
-    ['reply-from GatewayTimeoutError', replyFromError('GatewayTimeoutError', new errors.HeadersTimeoutError()), 'upstream_timeout'],
-    ['reply-from TimeoutError', replyFromError('TimeoutError'), 'upstream_timeout'],
-    ['reply-from HttpRequestTimeoutError', replyFromError('HttpRequestTimeoutError'), 'upstream_timeout'],
-    ['reply-from Http2RequestTimeoutError', replyFromError('Http2RequestTimeoutError'), 'upstream_timeout'],
-    ['reply-from Http2SessionTimeoutError', replyFromError('Http2SessionTimeoutError'), 'upstream_timeout'],
-    ['reply-from ServiceUnavailableError', replyFromError('ServiceUnavailableError', withCode('ENOTFOUND')), 'upstream_unreachable'],
-    ['reply-from ConnectTimeoutError (504 there, 502 here)', replyFromError('ConnectTimeoutError'), 'upstream_unreachable'],
-    ['reply-from ConnectionResetError', replyFromError('ConnectionResetError'), 'upstream_unreachable'],
-    ['reply-from UndiciSocketError', replyFromError('UndiciSocketError'), 'upstream_unreachable'],
-    ['reply-from BadGatewayError', replyFromError('BadGatewayError'), 'upstream_unreachable'],
-    ['reply-from InternalServerError wrapping a body timeout', replyFromError('InternalServerError', new errors.BodyTimeoutError()), 'upstream_timeout'],
-    ['reply-from InternalServerError wrapping ECONNREFUSED', replyFromError('InternalServerError', withCode('ECONNREFUSED')), 'upstream_unreachable'],
     ['unknown wrapper around a headers timeout', withCode('SOMETHING_ELSE', withCode('WRAP', new errors.HeadersTimeoutError())), 'upstream_timeout'],
     ['unknown error', new Error('weird'), 'upstream_unreachable'],
     ['numeric code', Object.assign(new Error('x'), { code: 23 }), 'upstream_unreachable'],
@@ -67,36 +44,27 @@ async function listen(server: Server): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-/** What reply-from hands to `onError` for a request to `base`. */
-async function replyFromFailure(base: string): Promise<unknown> {
-  let failure: unknown;
-  const app = fastify();
-  await app.register(replyFrom, { base, undici: { headersTimeout: 200, connectTimeout: 2_000 }, disableRequestLogging: true });
-  app.get('/mcp', (_request, reply) =>
-    reply.from('/mcp', {
-      onError: (errorReply, { error }) => {
-        failure = error;
-        void errorReply.code(500).send();
-      },
-    }),
-  );
+/** What undici (as the gateway's upstream agent) rejects with for a request to `origin`. */
+async function upstreamFailure(origin: string): Promise<unknown> {
+  const agent = new Agent({ headersTimeout: 200, connect: { timeout: 2_000 } });
   try {
-    await app.inject({ method: 'GET', url: '/mcp' });
+    await agent.request({ origin, path: '/mcp', method: 'GET' });
+    throw new Error('the request was expected to fail');
+  } catch (error) {
+    return error;
   } finally {
-    await app.close();
+    await agent.destroy();
   }
-  return failure;
 }
 
-describe('classifyUpstreamFailure on errors from real sockets through @fastify/reply-from', () => {
+describe('classifyUpstreamFailure on errors from real sockets through undici', () => {
   it('I8 connection refused → upstream_unreachable', async () => {
     const closed = createServer();
     const port = await listen(closed);
     closed.close();
     await once(closed, 'close');
-    const failure = await replyFromFailure(`http://127.0.0.1:${port}`);
-    // reply-from has no wrapper for it: a generic 500 error carrying the socket error as cause.
-    expect(failure).toMatchObject({ code: 'FST_REPLY_FROM_INTERNAL_SERVER_ERROR', cause: { code: 'ECONNREFUSED' } });
+    const failure = await upstreamFailure(`http://127.0.0.1:${port}`);
+    expect(failure).toMatchObject({ code: 'ECONNREFUSED' });
     expect(classifyUpstreamFailure(failure)).toBe('upstream_unreachable');
   });
 
@@ -106,8 +74,8 @@ describe('classifyUpstreamFailure on errors from real sockets through @fastify/r
     silent.on('connection', (socket) => sockets.add(socket));
     const port = await listen(silent);
     try {
-      const failure = await replyFromFailure(`http://127.0.0.1:${port}`);
-      expect((failure as { code?: string }).code).toBe('FST_REPLY_FROM_GATEWAY_TIMEOUT');
+      const failure = await upstreamFailure(`http://127.0.0.1:${port}`);
+      expect(failure).toBeInstanceOf(errors.HeadersTimeoutError);
       expect(classifyUpstreamFailure(failure)).toBe('upstream_timeout');
     } finally {
       sockets.forEach((socket) => socket.destroy());
@@ -119,7 +87,7 @@ describe('classifyUpstreamFailure on errors from real sockets through @fastify/r
     const dropping = createServer((request) => request.socket.destroy());
     const port = await listen(dropping);
     try {
-      const failure = await replyFromFailure(`http://127.0.0.1:${port}`);
+      const failure = await upstreamFailure(`http://127.0.0.1:${port}`);
       expect(failure).toMatchObject({ code: 'UND_ERR_SOCKET' });
       expect(classifyUpstreamFailure(failure)).toBe('upstream_unreachable');
     } finally {
