@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { requestPath } from './auth/plugin.js';
 import { errorResponse, type ChallengeContext } from './auth/responses.js';
 import { resolveCacheKeySecret } from './cache/cache-keys.js';
 import type { CacheStore } from './cache/store.js';
@@ -134,7 +135,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
   const runtimeOf = (request: FastifyRequest) => generationOf(request).runtime;
   registerRequestObservers(app, { metrics, streams, runtimeOf });
   app.addHook('onRequest', (request, _reply, done) => {
-    done(draining && !HEALTH_PATHS.has(request.url) ? new GatewayError('draining') : undefined);
+    done(draining && !HEALTH_PATHS.has(requestPath(request.url)) ? new GatewayError('draining') : undefined);
   });
   registerRuntimeBodyLimit(app);
 

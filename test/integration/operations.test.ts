@@ -354,6 +354,11 @@ describe('graceful shutdown', () => {
     const ready = await fetch(`${gw.url}/readyz`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toMatchObject({ status: 'draining' });
+    // Probes with a query string are still health probes: readiness answers, liveness stays 200.
+    const probed = await fetch(`${gw.url}/readyz?probe=kubelet`);
+    expect(probed.status).toBe(503);
+    expect(await probed.json()).toMatchObject({ status: 'draining' });
+    expect((await fetch(`${gw.url}/healthz?probe=kubelet`)).status).toBe(200);
     const refused = await post(gw.url, '/calc/mcp', initialize, bearer(token));
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('1');
