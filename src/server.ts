@@ -3,10 +3,11 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { requestPath } from './auth/plugin.js';
+import type { RouteVerifier } from './auth/route-verifier.js';
 import { errorResponse, type ChallengeContext } from './auth/responses.js';
 import { resolveCacheKeySecret } from './cache/cache-keys.js';
 import type { CacheStore } from './cache/store.js';
-import type { CompiledConfig } from './config/types.js';
+import type { CompiledConfig, CompiledRoute } from './config/types.js';
 import { GatewayError, isGatewayError } from './errors.js';
 import { registerJwksRoute } from './identity/plugin.js';
 import { createSigningKeySource } from './identity/signing-key.js';
@@ -27,7 +28,7 @@ import type { RuntimeServices, VerifierFactory } from './runtime.js';
 export interface ServerDeps {
   readonly logger: Logger;
   readonly cache: CacheStore;
-  readonly verifierFor: VerifierFactory;
+  readonly verifierFor: (route: CompiledRoute) => RouteVerifier;
   /** HMAC key of cache keys; default: from `cache.key_secret`, else random per process. */
   readonly keySecret?: Buffer;
   /** Default: a new registry (its introspection counters then see nothing: pass the same one to the verifiers). */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import type { JWTPayload, ProtectedHeaderParameters } from 'jose';
 import { LRUCache } from 'lru-cache';
@@ -72,7 +72,7 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
 
   return {
     async verify(token) {
-      const key = createHash('sha256').update(token).digest('base64url');
+      const key = resultCacheKey(token);
       const hit = results.get(key);
       if (
         hit &&
@@ -102,6 +102,11 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
       return Promise.resolve();
     },
   };
+}
+
+/** Key of a verified token in the result cache: its SHA-256, so the cache never holds a token. One-shot, no Hash object. */
+export function resultCacheKey(token: string): string {
+  return hash('sha256', token, 'base64url');
 }
 
 /**

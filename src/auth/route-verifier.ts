@@ -5,7 +5,7 @@ import type { CompiledRoute } from '../config/types.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { createIntrospectionVerifier } from './introspection-verifier.js';
 import { createJwtVerifier } from './jwt-verifier.js';
-import type { TokenVerifier } from './types.js';
+import type { AuthContext, TokenVerifier } from './types.js';
 
 export interface RouteVerifierDeps {
   readonly store: CacheStore;
@@ -16,25 +16,44 @@ export interface RouteVerifierDeps {
   readonly logger?: Logger;
 }
 
+export type TokenKind = AuthContext['tokenKind'];
+
+/** Decorates one inner verifier (e.g. times it); called once per inner verifier, with the kind of tokens it decides. */
+export type InnerVerifierWrapper = (kind: TokenKind, verifier: TokenVerifier) => TokenVerifier;
+
+/** A route's verifier whose inner verifiers can be decorated, so a decorator never repeats the dispatch per token. */
+export interface RouteVerifier extends TokenVerifier {
+  /** The same dispatch over `wrap(kind, inner)` of each inner verifier; the inner verifiers are shared, not copied. */
+  wrapInner(wrap: InnerVerifierWrapper): RouteVerifier;
+}
+
+/** The verifiers of a route's configured token kinds; at least one is present. */
+export interface InnerVerifiers {
+  readonly jwt?: TokenVerifier;
+  readonly introspection?: TokenVerifier;
+}
+
 /**
  * The verifier of one route. With both `jwt` and `introspection` configured, a token that decodes as a JWS whose
  * `iss` is the configured JWT issuer is verified locally; everything else is introspected. Either path still
  * verifies fully, so the dispatch itself decides nothing.
  */
-export function createRouteVerifier(route: CompiledRoute, deps: RouteVerifierDeps): TokenVerifier {
+export function createRouteVerifier(route: CompiledRoute, deps: RouteVerifierDeps): RouteVerifier {
   const { jwt, introspection } = route.tokens;
-  const jwtVerifier = jwt && createJwtVerifier(jwt, { now: deps.now, fetch: deps.fetch, counters: deps.counters });
-  const introspectionVerifier =
-    introspection &&
-    createIntrospectionVerifier(introspection, { ...deps, audience: jwt?.audience ?? route.resource });
-  if (!jwt || !jwtVerifier || !introspectionVerifier) {
-    const single = jwtVerifier ?? introspectionVerifier;
-    if (!single) throw new Error(`route ${route.name} has neither tokens.jwt nor tokens.introspection`);
-    return single;
-  }
-  const parts = [jwtVerifier, introspectionVerifier];
+  const inner: InnerVerifiers = {
+    jwt: jwt && createJwtVerifier(jwt, { now: deps.now, fetch: deps.fetch, counters: deps.counters }),
+    introspection:
+      introspection && createIntrospectionVerifier(introspection, { ...deps, audience: jwt?.audience ?? route.resource }),
+  };
+  return dispatchingVerifier(inner, jwt?.issuer);
+}
+
+/** Dispatches each token to one of `inner` (see createRouteVerifier); `jwtIssuer` is the configured JWT issuer. */
+export function dispatchingVerifier(inner: InnerVerifiers, jwtIssuer: string | undefined): RouteVerifier {
+  const choose = chooser(inner, jwtIssuer);
+  const parts = [inner.jwt, inner.introspection].filter((part) => part !== undefined);
   return {
-    verify: (token) => (isJwtFrom(token, jwt.issuer) ? jwtVerifier : introspectionVerifier).verify(token),
+    verify: (token) => choose(token).verify(token),
     isReady: () => parts.every((part) => part.isReady()),
     async warm() {
       await Promise.all(parts.map((part) => part.warm()));
@@ -42,7 +61,25 @@ export function createRouteVerifier(route: CompiledRoute, deps: RouteVerifierDep
     async close() {
       await Promise.all(parts.map((part) => part.close()));
     },
+    wrapInner: (wrap) =>
+      dispatchingVerifier(
+        {
+          jwt: inner.jwt && wrap('jwt', inner.jwt),
+          introspection: inner.introspection && wrap('introspection', inner.introspection),
+        },
+        jwtIssuer,
+      ),
   };
+}
+
+function chooser({ jwt, introspection }: InnerVerifiers, jwtIssuer: string | undefined): (token: string) => TokenVerifier {
+  if (jwt && introspection && jwtIssuer !== undefined) {
+    return (token) => (isJwtFrom(token, jwtIssuer) ? jwt : introspection);
+  }
+  const single = jwt ?? introspection;
+  // The config schema requires one of tokens.jwt and tokens.introspection.
+  if (!single) throw new Error('a route verifier needs a jwt or an introspection verifier');
+  return () => single;
 }
 
 /** A JWS (`alg` in its header) whose unverified payload names `issuer`; decoding only routes, it proves nothing. */

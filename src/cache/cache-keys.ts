@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHmac, hash, randomBytes } from 'node:crypto';
 import type { CacheSettings } from '../config/types.js';
 
 /**
@@ -12,7 +12,7 @@ export function introspectionCacheKey(namespace: string, keySecret: Buffer, toke
 
 /** The key function of one verifier: the namespace part is hashed once, only the token per request. */
 export function introspectionCacheKeys(namespace: string, keySecret: Buffer): (token: string) => string {
-  const prefix = `introspect:${createHash('sha256').update(namespace).digest('hex').slice(0, 16)}:`;
+  const prefix = `introspect:${hash('sha256', namespace, 'hex').slice(0, 16)}:`;
   return (token) => prefix + createHmac('sha256', keySecret).update(token).digest('base64url');
 }
 

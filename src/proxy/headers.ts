@@ -92,54 +92,65 @@ const STRIPPED_RESPONSE_HEADER_PREFIXES: readonly string[] = ['access-control-']
 const STRIPPED_REQUEST_SET: ReadonlySet<string> = new Set(STRIPPED_REQUEST_HEADERS);
 
 function hasPrefix(name: string, prefixes: readonly string[]): boolean {
-  return prefixes.some((prefix) => name.startsWith(prefix));
+  for (const prefix of prefixes) if (name.startsWith(prefix)) return true;
+  return false;
 }
 
+const NO_CONNECTION_OPTIONS: ReadonlySet<string> = new Set();
+
 /** Header names the sender listed in `Connection`, which a proxy must not forward (RFC 9110 §7.6.1). */
-function connectionOptions(value: string | string[] | undefined): Set<string> {
-  const list = Array.isArray(value) ? value.join(',') : (value ?? '');
+function connectionOptions(value: string | string[] | undefined): ReadonlySet<string> {
+  if (value === undefined) return NO_CONNECTION_OPTIONS;
+  const list = Array.isArray(value) ? value.join(',') : value;
   return new Set(list.split(',').map((name) => name.trim().toLowerCase()).filter((name) => name.length > 0));
 }
 
-function connectionValue(headers: IncomingHeaders): string | string[] | undefined {
-  for (const [name, value] of Object.entries(headers)) if (name.toLowerCase() === 'connection') return value;
-  return undefined;
-}
-
+/**
+ * Copies the headers that are neither `dropped` nor nominated in `Connection`, names lowercased. Node and undici
+ * give lowercase names, so `Connection` is one property read; `Object.keys` instead of `Object.entries` saves an
+ * array per header.
+ */
 function filterHeaders(headers: IncomingHeaders, dropped: (name: string) => boolean): OutgoingHeaders {
-  const nominated = connectionOptions(connectionValue(headers));
+  const nominated = connectionOptions(headers.connection);
   const kept: OutgoingHeaders = {};
-  for (const [rawName, value] of Object.entries(headers)) {
+  for (const rawName of Object.keys(headers)) {
+    const value = headers[rawName];
+    if (value === undefined) continue;
     const name = rawName.toLowerCase();
-    if (value === undefined || nominated.has(name) || dropped(name)) continue;
+    if (nominated.has(name) || dropped(name)) continue;
     kept[name] = value;
   }
   return kept;
 }
 
 /**
- * Headers sent to the upstream (ARCHITECTURE step 7): the client's, minus credentials, identity claims and
- * hop-by-hop headers, plus the upstream credential. Every name containing `_` is dropped: nginx ignores them by
- * default and CGI/WSGI-style servers read `x_forwarded_user` and `x-forwarded-user` (or `mcp_session_id` and
- * `mcp-session-id`) as one variable, so an underscore twin could smuggle a value past every check here.
- * The credential goes in last, so nothing the client sends — `Connection: authorization` included — removes it.
+ * Every name containing `_` is dropped: nginx ignores them by default and CGI/WSGI-style servers read
+ * `x_forwarded_user` and `x-forwarded-user` (or `mcp_session_id` and `mcp-session-id`) as one variable, so an
+ * underscore twin could smuggle a value past every check here.
+ */
+function droppedRequestHeader(name: string): boolean {
+  return name.includes('_') || STRIPPED_REQUEST_SET.has(name) || hasPrefix(name, STRIPPED_REQUEST_HEADER_PREFIXES);
+}
+
+function droppedResponseHeader(name: string): boolean {
+  return STRIPPED_RESPONSE_HEADERS.has(name) || hasPrefix(name, STRIPPED_RESPONSE_HEADER_PREFIXES);
+}
+
+/**
+ * Headers sent to the upstream (ARCHITECTURE step 7): the client's, minus credentials, identity claims,
+ * underscore names and hop-by-hop headers, plus the upstream credential. The credential goes in last, so nothing
+ * the client sends — `Connection: authorization` included — removes it.
  */
 export function upstreamRequestHeaders(
   clientHeaders: IncomingHeaders,
   credential: Readonly<Record<string, string>>,
 ): OutgoingHeaders {
-  const headers = filterHeaders(
-    clientHeaders,
-    (name) => name.includes('_') || STRIPPED_REQUEST_SET.has(name) || hasPrefix(name, STRIPPED_REQUEST_HEADER_PREFIXES),
-  );
+  const headers = filterHeaders(clientHeaders, droppedRequestHeader);
   for (const [name, value] of Object.entries(credential)) headers[name.toLowerCase()] = value;
   return headers;
 }
 
 /** Headers relayed from the upstream's response to the client. */
 export function upstreamResponseHeaders(upstreamHeaders: IncomingHeaders): OutgoingHeaders {
-  return filterHeaders(
-    upstreamHeaders,
-    (name) => STRIPPED_RESPONSE_HEADERS.has(name) || hasPrefix(name, STRIPPED_RESPONSE_HEADER_PREFIXES),
-  );
+  return filterHeaders(upstreamHeaders, droppedResponseHeader);
 }

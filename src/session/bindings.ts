@@ -30,7 +30,7 @@ export interface SessionBindingDeps {
  */
 export function createSessionBindings(route: string, settings: SessionSettings, deps: SessionBindingDeps): SessionBindings {
   const key = (sessionId: string) => sessionBindingKey(deps.keySecret, route, sessionId);
-  const owner = (auth: AuthContext) => keyedDigest(deps.keySecret, ['session-owner', ...principalOf(auth)]);
+  const owner = perObject((auth: AuthContext) => keyedDigest(deps.keySecret, ['session-owner', ...principalOf(auth)]));
   return {
     async check(sessionId, auth) {
       const bindingKey = key(sessionId);
@@ -45,6 +45,23 @@ export function createSessionBindings(route: string, settings: SessionSettings, 
     async release(sessionId) {
       await deps.store.delete(key(sessionId));
     },
+  };
+}
+
+/**
+ * `compute` memoised per argument object. The owner digest depends only on the principal, and the JWT verifier's
+ * result cache hands out the same AuthContext for a reused token, so a session check on a known caller costs one
+ * HMAC (the binding key) instead of two. Only the caller's own digest is memoised: who owns a session is always
+ * read from the store, so an unbind on another replica counts at once.
+ */
+export function perObject<K extends object, V extends NonNullable<unknown>>(compute: (key: K) => V): (key: K) => V {
+  const memo = new WeakMap<K, V>();
+  return (key) => {
+    const known = memo.get(key);
+    if (known !== undefined) return known;
+    const value = compute(key);
+    memo.set(key, value);
+    return value;
   };
 }
 

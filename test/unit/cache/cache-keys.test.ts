@@ -13,6 +13,10 @@ describe('introspection cache key', () => {
     expect(key).toMatch(/^introspect:[0-9a-f]{16}:[A-Za-z0-9_-]{43}$/);
   });
 
+  it('keeps the namespace part it had: the first 16 hex digits of the namespace SHA-256', () => {
+    expect(introspectionCacheKey('https://as.example.test', SECRET, TOKEN)).toMatch(/^introspect:855bec0bafdc6f90:/);
+  });
+
   it('D1 contains no fragment of the token (8 characters or more)', () => {
     const key = introspectionCacheKey('https://as.example.test', SECRET, TOKEN);
     for (let start = 0; start + 8 <= TOKEN.length; start += 1) {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../../src/auth/types.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { createRedisStore } from '../../../src/cache/redis-store.js';
-import { bindingDecision, createSessionBindings, type BindingState } from '../../../src/session/bindings.js';
+import { bindingDecision, createSessionBindings, perObject, type BindingState } from '../../../src/session/bindings.js';
 import { spawnRedis, startRedis, uniquePrefix, type RedisHandle } from '../../helpers/redis.js';
 import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../../helpers/redis-timeouts.js';
 
@@ -61,6 +61,30 @@ describe('createSessionBindings', () => {
     expect(await bindings.check(SESSION, caller())).toBe('unknown');
   });
 
+  it('G1 a principal object seen before still checks against the stored owner: another principal is foreign', async () => {
+    const bindings = createSessionBindings('calc', { bind: true, idleTtl: 60_000 }, { store: createMemoryStore(), keySecret: randomBytes(32) });
+    const alice = caller();
+    const bob = caller({ subject: 'bob' });
+    await bindings.bind(SESSION, alice);
+    expect(await bindings.check(SESSION, bob)).toBe('foreign');
+    expect(await bindings.check(SESSION, alice)).toBe('owned');
+    expect(await bindings.check(SESSION, bob)).toBe('foreign');
+    expect(await bindings.check(SESSION, caller())).toBe('owned');
+  });
+
+  it('G1 ownership is read from the store on every check: a release by another replica counts at once', async () => {
+    const deps = { store: createMemoryStore(), keySecret: randomBytes(32) };
+    const settings = { bind: true, idleTtl: 60_000 };
+    const [replicaA, replicaB] = [createSessionBindings('calc', settings, deps), createSessionBindings('calc', settings, deps)];
+    const alice = caller();
+    await replicaA.bind(SESSION, alice);
+    expect(await replicaB.check(SESSION, alice)).toBe('owned');
+    await replicaA.release(SESSION);
+    expect(await replicaB.check(SESSION, alice)).toBe('unknown');
+    await replicaA.bind(SESSION, caller({ subject: 'bob' }));
+    expect(await replicaB.check(SESSION, alice)).toBe('foreign');
+  });
+
   it.each<[BindingState, string | undefined]>([
     ['owned', undefined],
     ['foreign', 'session_not_found'],
@@ -68,6 +92,20 @@ describe('createSessionBindings', () => {
     ['unavailable', 'auth_unavailable'],
   ])('bindingDecision(%s) → %s', (state, code) => {
     expect(bindingDecision(state)?.code).toBe(code);
+  });
+});
+
+describe('perObject (owner digest memo)', () => {
+  it('computes once per object, and again for another object with equal contents', () => {
+    const computed: AuthContext[] = [];
+    const digest = perObject((auth: AuthContext) => (computed.push(auth), `digest:${auth.subject ?? ''}`));
+    const alice = caller();
+    expect([digest(alice), digest(alice), digest(alice)]).toEqual(['digest:alice', 'digest:alice', 'digest:alice']);
+    expect(computed).toEqual([alice]);
+    const twin = caller();
+    expect(digest(twin)).toBe('digest:alice');
+    expect(computed).toHaveLength(2);
+    expect(digest(caller({ subject: 'bob' }))).toBe('digest:bob');
   });
 });
 

@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { dispatchingVerifier } from '../../../src/auth/route-verifier.js';
+import type { AuthContext, TokenVerifier } from '../../../src/auth/types.js';
+import type { CompiledRoute } from '../../../src/config/types.js';
+import { GatewayError } from '../../../src/errors.js';
+import type { AuthDecisionKind, AuthDecisionResult } from '../../../src/observability/metrics.js';
+import { timedVerifiers } from '../../../src/observability/verifier-timing.js';
+
+const ISSUER = 'https://i.example.test';
+const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+const JWT_FROM_ISSUER = `${b64({ alg: 'ES256' })}.${b64({ iss: ISSUER })}.sig`;
+
+/** Only what timedVerifiers reads of a route. */
+function route(tokens: { jwt?: true; introspection?: true }): CompiledRoute {
+  return {
+    name: 'calc',
+    tokens: { jwt: tokens.jwt && { issuer: ISSUER }, introspection: tokens.introspection && {} },
+  } as unknown as CompiledRoute;
+}
+
+/** Answers by the token's text: `invalid…` → invalid_token, `down…` → auth_unavailable, `boom…` → a plain Error. */
+function fake(kind: AuthContext['tokenKind']): TokenVerifier {
+  return {
+    verify(token) {
+      if (token.startsWith('invalid')) return Promise.reject(new GatewayError('invalid_token'));
+      if (token.startsWith('down')) return Promise.reject(new GatewayError('auth_unavailable'));
+      if (token.startsWith('boom')) return Promise.reject(new Error('unexpected'));
+      return Promise.resolve({
+        issuer: ISSUER,
+        subject: 'alice',
+        clientId: undefined,
+        scopes: new Set<string>(),
+        audience: [],
+        expiresAt: 0,
+        tokenKind: kind,
+      });
+    },
+    isReady: () => true,
+    warm: () => Promise.resolve(),
+    close: () => Promise.resolve(),
+  };
+}
+
+type Decision = [route: string, kind: AuthDecisionKind, result: AuthDecisionResult, seconds: number];
+
+/** A clock that advances 250 ms per reading, so every decision takes 0.25 s. */
+function recorder() {
+  const decisions: Decision[] = [];
+  let time = 0;
+  const metrics = { authDecision: (...decision: Decision) => void decisions.push(decision) };
+  const now = () => (time += 250);
+  return { decisions, metrics, now };
+}
+
+describe('timedVerifiers', () => {
+  it('labels each decision of a route verifier with the inner verifier that made it', async () => {
+    const { decisions, metrics, now } = recorder();
+    const verifierFor = timedVerifiers(
+      () => dispatchingVerifier({ jwt: fake('jwt'), introspection: fake('introspection') }, ISSUER),
+      metrics,
+      now,
+    );
+    const verifier = verifierFor(route({ jwt: true, introspection: true }));
+    await verifier.verify(JWT_FROM_ISSUER);
+    await verifier.verify('opaque-token');
+    await expect(verifier.verify('invalid-opaque')).rejects.toThrow();
+    await expect(verifier.verify('down-opaque')).rejects.toThrow();
+    await expect(verifier.verify('boom-opaque')).rejects.toThrow('unexpected');
+    expect(decisions).toEqual([
+      ['calc', 'jwt', 'accepted', 0.25],
+      ['calc', 'introspection', 'accepted', 0.25],
+      ['calc', 'introspection', 'invalid_token', 0.25],
+      ['calc', 'introspection', 'auth_unavailable', 0.25],
+      ['calc', 'introspection', 'auth_unavailable', 0.25],
+    ]);
+  });
+
+  it('passes the context through and keeps readiness, warm-up and close', async () => {
+    const { metrics, now } = recorder();
+    let closed = false;
+    const inner: TokenVerifier = { ...fake('jwt'), isReady: () => false, close: () => Promise.resolve(void (closed = true)) };
+    const verifier = timedVerifiers(() => dispatchingVerifier({ jwt: inner }, ISSUER), metrics, now)(route({ jwt: true }));
+    await expect(verifier.verify(JWT_FROM_ISSUER)).resolves.toMatchObject({ tokenKind: 'jwt', subject: 'alice' });
+    expect(verifier.isReady()).toBe(false);
+    await verifier.close();
+    expect(closed).toBe(true);
+  });
+});
