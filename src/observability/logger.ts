@@ -1,27 +1,68 @@
 import { pino, stdSerializers, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 
 /**
- * Paths pino replaces with `[Redacted]` wherever they appear in a log object. Request/response serializers below
- * already log no headers; these are a second line of defence for anything logged by hand or by a library.
+ * Keys whose value is printed as `[Redacted]` at the top level of a log line or one level down (`headers.cookie`,
+ * `upstream.token`), and in any `*.headers` object (`req.headers.authorization`). The request/response serializers
+ * below log no headers at all; this is the second line of defence for anything logged by hand or by a library.
  */
-export const REDACTED_PATHS: readonly string[] = [
-  'req.headers.authorization',
-  'req.headers["proxy-authorization"]',
-  'req.headers.cookie',
-  'res.headers["set-cookie"]',
-  'headers.authorization',
-  'headers["proxy-authorization"]',
-  'headers.cookie',
+export const SENSITIVE_KEYS: ReadonlySet<string> = new Set([
   'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
   'token',
   'access_token',
   'client_secret',
   'password',
-  '*.authorization',
-  '*.token',
-  '*.access_token',
-  '*.client_secret',
-];
+]);
+
+export const CENSOR = '[Redacted]';
+
+/** How long a buffered log line may wait for 4 KB of company before it is written anyway. */
+export const LOG_FLUSH_INTERVAL_MS = 250;
+
+type Fields = Record<string, unknown>;
+
+function isObject(value: unknown): value is Fields {
+  return typeof value === 'object' && value !== null;
+}
+
+/** A shallow copy that keeps the prototype, so `toJSON` and class-specific printing still apply. */
+function shallowCopy(fields: Fields): Fields {
+  return Object.assign(Object.create(Object.getPrototypeOf(fields) as object | null) as Fields, fields);
+}
+
+/**
+ * `fields` with every sensitive key censored, looking into nested objects while `depth` allows (one more level
+ * under a `headers` key). Copies an object only when one of its keys needs censoring: a clean line allocates
+ * nothing. `skip` names keys left alone here because their serializer's output is censored instead.
+ */
+function censored(fields: Fields, depth: number, skip?: ReadonlySet<string>): Fields {
+  let copy: Fields | undefined;
+  for (const key in fields) {
+    if (!Object.hasOwn(fields, key) || skip?.has(key) === true) continue;
+    let replacement: unknown;
+    if (SENSITIVE_KEYS.has(key)) {
+      replacement = CENSOR;
+    } else if (depth > 0 || (depth === 0 && key === 'headers')) {
+      const value = fields[key];
+      if (!isObject(value)) continue;
+      const inner = censored(value, depth - 1);
+      if (inner === value) continue;
+      replacement = inner;
+    } else {
+      continue;
+    }
+    copy ??= shallowCopy(fields);
+    copy[key] = replacement;
+  }
+  return copy ?? fields;
+}
+
+/** A log line's fields (or a child logger's bindings) with sensitive keys censored; the same object when clean. */
+export function redactFields(fields: Fields): Fields {
+  return censored(fields, 1, SERIALIZED_KEYS);
+}
 
 /** Path and a marker when a query string was present; never the query itself (it may carry `access_token`). */
 export function redactUrl(url: string): string {
@@ -40,22 +81,79 @@ interface SerializableResponse {
   readonly statusCode?: number;
 }
 
+/**
+ * pino applies serializers after `formatters.log`, so the fields they own are censored on their output (a level
+ * below the line, with the `headers` rule): an error's own properties such as `err.token` are caught there.
+ */
+const SERIALIZERS = {
+  req: (req: SerializableRequest) => ({ id: req.id, method: req.method, url: redactUrl(req.url ?? '') }),
+  res: (res: SerializableResponse) => ({ statusCode: res.statusCode }),
+  err: (err: Error) => {
+    const serialized: unknown = stdSerializers.err(err);
+    return isObject(serialized) ? censored(serialized, 0) : serialized;
+  },
+};
+const SERIALIZED_KEYS: ReadonlySet<string> = new Set(Object.keys(SERIALIZERS));
+
 export interface LoggerOptions {
   readonly level: LevelWithSilent;
+  /** Default: stdout, buffered up to 4 KB and written asynchronously (flushed every LOG_FLUSH_INTERVAL_MS and on exit). */
   readonly destination?: DestinationStream;
 }
 
+/**
+ * One `write(2)` per line costs more than formatting the line; buffering trades it for losing at most 4 KB of
+ * lines on a hard crash. pino flushes this destination synchronously on `process.exit` and after `fatal`.
+ */
+function bufferedStdout(): DestinationStream {
+  return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_INTERVAL_MS });
+}
+
+/**
+ * pino gives a child logger's bindings none of our formatters (it resets `formatters.bindings` for children), so
+ * they are censored on the way in. Children are created with `Object.create(parent)`: they inherit this `child`.
+ */
+function redactingChildBindings(logger: Logger): Logger {
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with the right `this`
+  const pinoChild = logger.child;
+  logger.child = function (this: Logger, bindings, options) {
+    return pinoChild.call(this, redactFields(bindings), options);
+  } as Logger['child'];
+  return logger;
+}
+
 export function createLogger(options: LoggerOptions): Logger {
-  return pino(
+  const logger = pino(
     {
       level: options.level,
-      redact: { paths: [...REDACTED_PATHS], censor: '[Redacted]' },
-      serializers: {
-        req: (req: SerializableRequest) => ({ id: req.id, method: req.method, url: redactUrl(req.url ?? '') }),
-        res: (res: SerializableResponse) => ({ statusCode: res.statusCode }),
-        err: stdSerializers.err,
-      },
+      // Instead of pino's `redact`, which clones every nested object of every line (half the gateway's log cost).
+      formatters: { log: redactFields },
+      serializers: SERIALIZERS,
     },
-    options.destination,
+    options.destination ?? bufferedStdout(),
   );
+  return redactingChildBindings(logger);
+}
+
+interface SyncFlushable {
+  flushSync?: () => void;
+}
+
+/**
+ * Writes out buffered log lines now. Call before `process.exit`: it ends the process before any pending
+ * asynchronous write. A destination that cannot flush (a test's stream, one already closed) is left as it is.
+ */
+export function flushLogSync(logger: Logger): void {
+  const destination = (logger as unknown as Record<symbol, SyncFlushable | undefined>)[pino.symbols.streamSym];
+  try {
+    destination?.flushSync?.();
+  } catch {
+    // Exiting anyway, and there is nowhere left to report a failed log write.
+  }
+}
+
+/** `process.exit(code)` once the buffered log lines are written. */
+export function exitFlushingLog(logger: Logger, code: number): never {
+  flushLogSync(logger);
+  process.exit(code);
 }
