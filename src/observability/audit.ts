@@ -34,27 +34,31 @@ export interface AuditRecord {
 /** Client-chosen names are logged, but never at unbounded length. */
 export const MAX_AUDIT_NAME_LENGTH = 200;
 
-function bounded(value: string | undefined): string | undefined {
-  return value === undefined || value.length <= MAX_AUDIT_NAME_LENGTH ? value : `${value.slice(0, MAX_AUDIT_NAME_LENGTH)}…`;
+function bounded(value: string): string {
+  return value.length <= MAX_AUDIT_NAME_LENGTH ? value : `${value.slice(0, MAX_AUDIT_NAME_LENGTH)}…`;
 }
 
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** Built field by field (once per request): absent facts leave their field out rather than `undefined`. */
 export function auditRecord(facts: AuditFacts): AuditRecord {
-  const { auth, message } = facts;
-  const optional: Record<string, string | number | undefined> = {
-    principal: auth && `${auth.issuer}#${auth.subject ?? ''}`,
-    client_id: bounded(auth?.clientId),
-    jsonrpc_method: bounded(message?.method),
-    tool: bounded(message?.toolName),
-    resource: bounded(message?.resourceUri),
-    prompt: bounded(message?.promptName),
-    status: facts.status,
-  };
-  const present = Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined));
-  return {
+  const { auth, message, status } = facts;
+  const record: Writable<AuditRecord> = {
     route: facts.route,
     http_method: facts.httpMethod,
-    outcome: requestOutcome(facts.status),
+    outcome: requestOutcome(status),
     latency_ms: Math.round(facts.latencyMs * 10) / 10,
-    ...present,
   };
+  if (auth) {
+    record.principal = `${auth.issuer}#${auth.subject ?? ''}`;
+    if (auth.clientId !== undefined) record.client_id = bounded(auth.clientId);
+  }
+  if (message) {
+    if (message.method !== undefined) record.jsonrpc_method = bounded(message.method);
+    if (message.toolName !== undefined) record.tool = bounded(message.toolName);
+    if (message.resourceUri !== undefined) record.resource = bounded(message.resourceUri);
+    if (message.promptName !== undefined) record.prompt = bounded(message.promptName);
+  }
+  if (status !== undefined) record.status = status;
+  return record;
 }

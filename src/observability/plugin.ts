@@ -36,43 +36,73 @@ function isMcpPath(path: string): boolean {
   return !HEALTH_PATHS.has(path) && !path.startsWith('/.well-known/');
 }
 
+/** One request on an MCP path, from its start until its metric and audit line are written. */
+interface Observation {
+  readonly request: FastifyRequest;
+  readonly path: string;
+  readonly startedAt: number;
+  settled: boolean;
+}
+
+const OBSERVATION = Symbol('observation');
+
+/** Kept on the raw response, which both fastify's hooks and the response's own events reach. */
+type ObservedResponse = ServerResponse & { [OBSERVATION]?: Observation };
+
 /**
  * Per request on an MCP path: `requests_total` and one `audit` log line when the answer starts (or when the client
  * goes away first), and event-stream tracking for the gauge and for shutdown. Listens on the raw response, so it
- * sees what is actually relayed whatever hooks rewrite the payload.
+ * sees what is actually relayed whatever hooks rewrite the payload. One small object per request and two listeners
+ * shared by all requests: no per-request closures or weak-table entries.
  */
 export function registerRequestObservers(app: FastifyInstance, options: RequestObserverOptions): void {
   const now = options.now ?? (() => performance.now());
-  const settled = new WeakSet<FastifyRequest>();
-  const startedAt = new WeakMap<FastifyRequest, number>();
 
   const routeName = (request: FastifyRequest, path: string): string =>
     request.mcp?.entry.route.name ?? options.runtimeOf(request).routes.get(path)?.route.name ?? UNMATCHED_ROUTE;
 
-  function settle(request: FastifyRequest, status: number | undefined): void {
-    if (settled.has(request)) return;
+  /** Undefined for paths that are not MCP traffic. */
+  function observe(request: FastifyRequest): Observation | undefined {
     const path = requestPath(request.url);
-    if (!isMcpPath(path)) return;
-    settled.add(request);
-    const route = routeName(request, path);
+    return isMcpPath(path) ? { request, path, startedAt: now(), settled: false } : undefined;
+  }
+
+  function settle(observation: Observation, status: number | undefined): void {
+    if (observation.settled) return;
+    observation.settled = true;
+    const { request } = observation;
+    const route = routeName(request, observation.path);
     options.metrics.request(route, request.method, requestOutcome(status));
     if (route === UNMATCHED_ROUTE || request.method === 'OPTIONS') return;
-    const latencyMs = now() - (startedAt.get(request) ?? now());
+    const latencyMs = now() - observation.startedAt;
     const { auth, message } = request.mcp ?? { auth: undefined, message: undefined };
     request.log.info(auditRecord({ route, httpMethod: request.method, auth, message, status, latencyMs }), 'audit');
   }
 
+  function onPipe(this: ObservedResponse, source: Readable): void {
+    if (isEventStream(this.getHeader('content-type'))) options.streams.opened(this, source, this.req.method ?? '');
+  }
+
+  function onClose(this: ObservedResponse): void {
+    const observation = this[OBSERVATION];
+    if (observation) settle(observation, undefined);
+  }
+
   app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
-    startedAt.set(request, now());
-    const response = reply.raw;
-    response.on('pipe', (source: Readable) => {
-      if (isEventStream(response.getHeader('content-type'))) options.streams.opened(response, source, request.method);
-    });
-    response.once('close', () => settle(request, undefined));
+    const response: ObservedResponse = reply.raw;
+    response.on('pipe', onPipe);
+    const observation = observe(request);
+    if (observation) {
+      response[OBSERVATION] = observation;
+      response.on('close', onClose);
+    }
     done();
   });
   app.addHook('onSend', (request, reply, payload, done) => {
-    settle(request, reply.statusCode);
+    // An earlier onRequest hook that failed leaves no observation; the refusal still counts.
+    const response: ObservedResponse = reply.raw;
+    const observation = response[OBSERVATION] ?? observe(request);
+    if (observation) settle(observation, reply.statusCode);
     done(null, payload);
   });
 }

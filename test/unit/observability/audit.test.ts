@@ -51,4 +51,32 @@ describe('audit record', () => {
     expect(gone).not.toHaveProperty('status');
     expect(gone.tool?.length).toBe(MAX_AUDIT_NAME_LENGTH + 1);
   });
+
+  it('leaves every absent fact out (no undefined fields) and keeps the field order of the log line', () => {
+    const record = auditRecord({
+      route: 'calc',
+      httpMethod: 'POST',
+      auth: { ...auth, clientId: undefined },
+      message: { method: undefined, id: undefined, toolName: 'add' },
+      status: undefined,
+      latencyMs: 0.04,
+    });
+    expect(Object.entries(record)).toEqual([
+      ['route', 'calc'],
+      ['http_method', 'POST'],
+      ['outcome', 'aborted'],
+      ['latency_ms', 0],
+      ['principal', 'https://as.example.com#alice'],
+      ['tool', 'add'],
+    ]);
+    const full = auditRecord({
+      route: 'calc',
+      httpMethod: 'POST',
+      auth,
+      message: { method: 'resources/read', id: 1, toolName: 't', resourceUri: 'file:///a', promptName: 'p' },
+      status: 200,
+      latencyMs: 1,
+    });
+    expect(Object.keys(full)).toEqual(['route', 'http_method', 'outcome', 'latency_ms', 'principal', 'client_id', 'jsonrpc_method', 'tool', 'resource', 'prompt', 'status']);
+  });
 });

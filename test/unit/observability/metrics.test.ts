@@ -73,3 +73,12 @@ describe('gateway metrics', () => {
     expect(sampleValue(samples, 'mcp_gateway_upstream_request_seconds_count', { route: 'calc', status_class: '2xx' })).toBe(1);
   });
 });
+
+describe('requests_total series', () => {
+  it('H1 client-chosen HTTP methods cannot grow the series: all but the known ones are `other`', async () => {
+    const metrics = createGatewayMetrics();
+    for (let i = 0; i < 500; i++) metrics.request('calc', `X-METHOD-${i}`, '4xx');
+    const series = parseMetrics((await metrics.render()).body).filter((sample) => sample.name === 'mcp_gateway_requests_total');
+    expect(series).toEqual([{ name: 'mcp_gateway_requests_total', labels: { route: 'calc', method: 'other', outcome: '4xx' }, value: 500 }]);
+  });
+});
