@@ -97,16 +97,18 @@ const SERIALIZED_KEYS: ReadonlySet<string> = new Set(Object.keys(SERIALIZERS));
 
 export interface LoggerOptions {
   readonly level: LevelWithSilent;
-  /** Default: stdout, buffered up to 4 KB and written asynchronously (flushed every LOG_FLUSH_INTERVAL_MS and on exit). */
+  /** Default: stdout, buffered up to 4 KB (flushed every LOG_FLUSH_INTERVAL_MS and on exit). */
   readonly destination?: DestinationStream;
 }
 
 /**
  * One `write(2)` per line costs more than formatting the line; buffering trades it for losing at most 4 KB of
- * lines on a hard crash. pino flushes this destination synchronously on `process.exit` and after `fatal`.
+ * lines on a hard crash. The writes stay synchronous: an asynchronous write goes through libuv's thread pool,
+ * and on a gateway limited to one core those thread hops cost more than the write (bench/README.md). pino
+ * flushes this destination on `process.exit` and after `fatal`.
  */
 function bufferedStdout(): DestinationStream {
-  return pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: LOG_FLUSH_INTERVAL_MS });
+  return pino.destination({ dest: 1, sync: true, minLength: 4096, periodicFlush: LOG_FLUSH_INTERVAL_MS });
 }
 
 /**
