@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { introspectionCacheKeys } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
@@ -37,6 +38,21 @@ type Failure = IntrospectionFailure | 'bulkhead_full';
 const DEFAULT_MAX_CONCURRENT = 64;
 /** Only bounds what may reach the AS; the header parser enforces the configured, smaller limit first. */
 const MAX_TOKEN_LENGTH = 16 * 1024;
+/**
+ * With a shared (Redis) store, entries are also kept in process for at most this long, never past their own
+ * expiry: a reused token then costs no Redis round trip per request. The revocation budget (D3) is unchanged,
+ * since a local copy expires no later than the shared entry it came from; a shared entry deleted by hand is
+ * still honoured here for up to this long.
+ */
+export const LOCAL_TTL_MS = 2_000;
+const LOCAL_MAX_ENTRIES = 10_000;
+
+interface LocalEntry {
+  readonly entry: IntrospectionEntry;
+  /** ms since the epoch: the earlier of the entry's own `until` and LOCAL_TTL_MS after it was stored here. */
+  readonly until: number;
+}
+
 /** One operator log line per failure reason per interval, however many requests fail. */
 const FAILURE_LOG_INTERVAL_MS = 10_000;
 const FAILURE_MESSAGES: Partial<Record<Failure, string>> = {
@@ -46,7 +62,8 @@ const FAILURE_MESSAGES: Partial<Record<Failure, string>> = {
 };
 
 /**
- * RFC 7662 token verification behind a cache: a cached answer (positive or negative) is re-checked for this
+ * RFC 7662 token verification behind a cache (the shared store, with a short-lived in-process tier in front of
+ * Redis): a cached answer (positive or negative) is re-checked for this
  * verifier's audience and issuer and the clock; a miss costs one introspection per token per process however many
  * requests wait for it, and at most `maxConcurrent` introspections run at once. Any failure to get a well-formed
  * answer is `auth_unavailable` and is never cached.
@@ -62,12 +79,22 @@ export function createIntrospectionVerifier(
   const log = deps.logger?.child({ component: 'introspection', endpoint: settings.endpoint.origin });
   const logFailure = failureLogger(log, now);
   const inFlight = new Map<string, Promise<IntrospectionEntry>>();
+  // The in-memory store is already in process: a second tier in front of it would only double the memory.
+  const local = deps.store.status().backend === 'redis' ? new LRUCache<string, LocalEntry>({ max: LOCAL_MAX_ENTRIES }) : undefined;
   let running = 0;
 
+  function keepLocally(key: string, entry: IntrospectionEntry): void {
+    local?.set(key, { entry, until: Math.min(entry.until, now() + LOCAL_TTL_MS) });
+  }
+
   async function cached(key: string): Promise<IntrospectionEntry | undefined> {
+    const near = local?.get(key);
+    if (near && near.until > now()) return near.entry;
     const raw = await deps.store.get(key);
     const entry = raw === undefined ? undefined : parseEntry(raw);
-    return entry && entry.until > now() ? entry : undefined;
+    if (!entry || entry.until <= now()) return undefined;
+    keepLocally(key, entry);
+    return entry;
   }
 
   async function introspect(token: string): Promise<IntrospectionEntry> {
@@ -93,6 +120,7 @@ export function createIntrospectionVerifier(
   async function introspectAndRemember(key: string, token: string): Promise<IntrospectionEntry> {
     const entry = await introspect(token);
     await deps.store.set(key, serializeEntry(entry), entry.until - now());
+    keepLocally(key, entry);
     return entry;
   }
 

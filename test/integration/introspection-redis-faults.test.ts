@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createIntrospectionVerifier } from '../../src/auth/introspection-verifier.js';
+import { createIntrospectionVerifier, LOCAL_TTL_MS } from '../../src/auth/introspection-verifier.js';
 import type { TokenVerifier } from '../../src/auth/types.js';
 import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
 import {
@@ -42,11 +42,12 @@ function storeAt(url: string, commandTimeoutMs?: number): RedisStore {
   return store;
 }
 
-function verifierOn(store: RedisStore): TokenVerifier {
+function verifierOn(store: RedisStore, now?: () => number): TokenVerifier {
   return createIntrospectionVerifier(introspectionSettings(as.endpoint), {
     store,
     keySecret: randomBytes(32),
     audience: RESOURCE,
+    now,
   });
 }
 
@@ -98,13 +99,18 @@ describe('D9 Redis broken: requests still decided by direct introspection', () =
     cleanups.push(() => redis.stop());
     const store = storeAt(redis.url);
     expect(await store.whenReady(READY_WAIT_MS)).toBe(true);
-    const verifier = verifierOn(store);
+    let clock = Date.now();
+    const verifier = verifierOn(store, () => clock);
     const cachedToken = `good${token()}`;
     await verifier.verify(cachedToken);
     await verifier.verify(cachedToken);
     expect(as.calls).toHaveLength(1);
 
     await redis.kill();
+    // The in-process copy answers for LOCAL_TTL_MS; after that the AS is asked directly.
+    expect(await outcome(verifier.verify(cachedToken))).toBe('accepted');
+    expect(as.calls).toHaveLength(1);
+    clock += LOCAL_TTL_MS;
     expect(await outcome(verifier.verify(cachedToken))).toBe('accepted');
     expect(as.calls).toHaveLength(2);
     await expectDecidedDirectly(verifier);

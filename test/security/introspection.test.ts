@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createIntrospectionVerifier, type IntrospectionVerifierDeps } from '../../src/auth/introspection-verifier.js';
+import { createIntrospectionVerifier, LOCAL_TTL_MS, type IntrospectionVerifierDeps } from '../../src/auth/introspection-verifier.js';
 import type { TokenVerifier } from '../../src/auth/types.js';
 import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
+import type { CacheStore } from '../../src/cache/store.js';
 import type { IntrospectionSettings } from '../../src/config/types.js';
 import { createAuthCounters } from '../../src/observability/auth-counters.js';
 import { captureLogs } from '../helpers/capture-logs.js';
@@ -74,6 +75,20 @@ const randomToken = (): string => randomBytes(32).toString('base64url');
 const goodAnswer = (extra: Record<string, unknown> = {}): Reply =>
   active({ iss: ISSUER, sub: 'alice', client_id: 'app', scope: 'mcp:tools', aud: [RESOURCE], exp: seconds(time) + 3600, ...extra });
 
+
+/** The real Redis store, with its reads counted. */
+function countingReads(inner: RedisStore): { store: CacheStore; reads: () => number } {
+  let reads = 0;
+  const store: CacheStore = {
+    get: (key) => ((reads += 1), inner.get(key)),
+    set: (key, value, ttlMs) => inner.set(key, value, ttlMs),
+    delete: (key) => inner.delete(key),
+    takeToken: (key, bucket, nowMs) => inner.takeToken(key, bucket, nowMs),
+    status: () => inner.status(),
+    close: () => inner.close(),
+  };
+  return { store, reads: () => reads };
+}
 
 /** Every key of this test's prefix with its TTL and value. */
 async function cachedEntries(): Promise<{ key: string; pttl: number; value: string | null }[]> {
@@ -179,6 +194,52 @@ describe('D3 revocation is seen within max_ttl, never later', () => {
     time += 1;
     expect(await outcome(gateway.verify(token))).toBe('invalid_token');
     expect(as.calls).toHaveLength(2);
+  });
+});
+
+describe('D3 the in-process tier in front of Redis never stretches the cache', () => {
+  it('D3 a local copy expires with its shared entry: exp = now + 1 s → at now + 1 s re-introspected and refused', async () => {
+    as.respond(() => goodAnswer({ exp: seconds(time) + 1 }));
+    const gateway = verifier();
+    const token = randomToken();
+    await gateway.verify(token);
+    as.respond(() => inactive);
+    time += 999;
+    await expect(gateway.verify(token)).resolves.toMatchObject({ subject: 'alice' });
+    expect(as.calls).toHaveLength(1);
+    time += 1;
+    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
+    expect(as.calls).toHaveLength(2);
+  });
+
+  it(`D3 a shared entry deleted by hand is honoured in process for at most LOCAL_TTL_MS (${LOCAL_TTL_MS} ms), then re-introspected`, async () => {
+    as.respond(() => goodAnswer());
+    const gateway = verifier();
+    const token = randomToken();
+    await gateway.verify(token);
+    await raw.del((await cachedEntries()).map((entry) => entry.key));
+    as.respond(() => inactive);
+    time += LOCAL_TTL_MS - 1;
+    await expect(gateway.verify(token)).resolves.toMatchObject({ subject: 'alice' });
+    expect(as.calls).toHaveLength(1);
+    time += 1;
+    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
+    expect(as.calls).toHaveLength(2);
+  });
+
+  it('D1 a reused token within LOCAL_TTL_MS costs no Redis read (answered in process)', async () => {
+    as.respond(() => goodAnswer());
+    const counted = countingReads(store);
+    const gateway = verifier({}, { store: counted.store });
+    const token = randomToken();
+    await gateway.verify(token);
+    const reads = counted.reads();
+    for (let i = 0; i < 20; i++) await gateway.verify(token);
+    expect(counted.reads()).toBe(reads);
+    time += LOCAL_TTL_MS;
+    await gateway.verify(token);
+    expect(counted.reads()).toBe(reads + 1);
+    expect(as.calls).toHaveLength(1);
   });
 });
 
