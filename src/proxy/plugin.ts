@@ -99,6 +99,15 @@ async function recordSession(request: FastifyRequest, state: McpRequestState, re
   }
 }
 
+/** Answers up to this size that announce their length are read whole and sent in one write instead of piped. */
+const SMALL_ANSWER_BYTES = 64 * 1024;
+
+/** A length-delimited, non-stream answer small enough to hold: relaying it whole skips the stream plumbing. */
+function isSmallAnswer(method: string, response: UpstreamResponse): boolean {
+  const length = Number(response.headers['content-length']);
+  return method !== 'HEAD' && length >= 0 && length <= SMALL_ANSWER_BYTES && !isEventStream(response.headers['content-type']);
+}
+
 /** The answer cannot be filtered as `policy.hide_unauthorized` requires: refused rather than relayed unfiltered. */
 const unfilterable = () => new GatewayError('upstream_unreachable', { reason: 'list_response_unfilterable' });
 
@@ -129,6 +138,11 @@ async function relay(
     const rewritten = body && rewriteJsonBody(body, rewrite);
     if (!rewritten) throw unfilterable();
     void relayStatusAndHeaders().header('content-length', String(rewritten.length)).send(rewritten);
+    return;
+  }
+  if (isSmallAnswer(request.method, response)) {
+    const body = Buffer.from(await response.body.bytes());
+    void relayStatusAndHeaders().send(body);
     return;
   }
   void relayStatusAndHeaders().send(response.body);
@@ -206,7 +220,7 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
         await relay(request, reply, state, response, rewrite);
       } catch (error) {
         discard(response.body);
-        if (!reply.sent) {
+        if (!reply.sent && !clientGone) {
           const refusal = isGatewayError(error) ? error : new GatewayError('upstream_unreachable', { reason: 'relay_failed', cause: error });
           options.sendError(request, reply, refusal);
         }

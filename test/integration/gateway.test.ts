@@ -408,6 +408,30 @@ describe('upstream responses', () => {
     expect(await response.text()).not.toContain(UPSTREAM_SECRET);
   });
 
+  it('I8 an upstream that breaks off a small answer midway → 502 with a JSON-RPC error, never a truncated 200', async () => {
+    calc.respondWith((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      response.write('{"jsonrpc":"2.0",');
+      response.socket?.destroy();
+    });
+    const response = await post('/calc/mcp', initialize, { authorization: `Bearer ${await calcToken()}` });
+    expect(response.status).toBe(502);
+    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32001);
+  });
+
+  it('a small answer is relayed whole: status, Content-Length and every byte', async () => {
+    const answer = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { text: 'é'.repeat(1000) } });
+    calc.respondWith((_request, response) => {
+      response.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer), 'x-upstream': 'kept' });
+      response.end(answer);
+    });
+    const response = await post('/calc/mcp', initialize, { authorization: `Bearer ${await calcToken()}` });
+    expect(response.status).toBe(201);
+    expect(response.headers.get('x-upstream')).toBe('kept');
+    expect(response.headers.get('content-length')).toBe(String(Buffer.byteLength(answer)));
+    expect(await response.text()).toBe(answer);
+  });
+
   it('I8 upstream never answering → 504 with a JSON-RPC error', async () => {
     calc.respondWith(() => undefined);
     const response = await post('/calc/mcp', initialize, { authorization: `Bearer ${await calcToken()}` });
