@@ -1,4 +1,4 @@
-import { principalOf } from '../auth/principal.js';
+import { perCaller, principalOf } from '../auth/principal.js';
 import type { AuthContext } from '../auth/types.js';
 import { rateLimitKey } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
@@ -25,9 +25,10 @@ export interface RateLimiterDeps {
 export function createRateLimiter(route: string, settings: RateLimitSettings, deps: RateLimiterDeps): RateLimiter {
   const now = deps.now ?? Date.now;
   const bucket = { capacity: settings.requests, refillMs: settings.per };
+  const bucketKey = perCaller((auth) => rateLimitKey(deps.keySecret, route, principalOf(auth)));
   return {
     async take(auth) {
-      const result = await deps.store.takeToken(rateLimitKey(deps.keySecret, route, principalOf(auth)), bucket, now());
+      const result = await deps.store.takeToken(bucketKey(auth), bucket, now());
       if (result && !result.allowed) {
         throw new GatewayError('rate_limited', { reason: 'rate_limit_exceeded', retryAfterMs: result.retryAfterMs });
       }

@@ -1,4 +1,4 @@
-import { principalOf } from '../auth/principal.js';
+import { perCaller, principalOf } from '../auth/principal.js';
 import type { AuthContext } from '../auth/types.js';
 import { keyedDigest, sessionBindingKey } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
@@ -30,7 +30,9 @@ export interface SessionBindingDeps {
  */
 export function createSessionBindings(route: string, settings: SessionSettings, deps: SessionBindingDeps): SessionBindings {
   const key = (sessionId: string) => sessionBindingKey(deps.keySecret, route, sessionId);
-  const owner = perObject((auth: AuthContext) => keyedDigest(deps.keySecret, ['session-owner', ...principalOf(auth)]));
+  // Memoised: a session check on a known caller then costs one HMAC (the binding key). Who owns a session is
+  // still read from the store every time, so an unbind on another replica counts at once.
+  const owner = perCaller((auth) => keyedDigest(deps.keySecret, ['session-owner', ...principalOf(auth)]));
   return {
     async check(sessionId, auth) {
       const bindingKey = key(sessionId);
@@ -45,23 +47,6 @@ export function createSessionBindings(route: string, settings: SessionSettings, 
     async release(sessionId) {
       await deps.store.delete(key(sessionId));
     },
-  };
-}
-
-/**
- * `compute` memoised per argument object. The owner digest depends only on the principal, and the JWT verifier's
- * result cache hands out the same AuthContext for a reused token, so a session check on a known caller costs one
- * HMAC (the binding key) instead of two. Only the caller's own digest is memoised: who owns a session is always
- * read from the store, so an unbind on another replica counts at once.
- */
-export function perObject<K extends object, V extends NonNullable<unknown>>(compute: (key: K) => V): (key: K) => V {
-  const memo = new WeakMap<K, V>();
-  return (key) => {
-    const known = memo.get(key);
-    if (known !== undefined) return known;
-    const value = compute(key);
-    memo.set(key, value);
-    return value;
   };
 }
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../../src/auth/types.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { createRedisStore } from '../../../src/cache/redis-store.js';
-import { bindingDecision, createSessionBindings, perObject, type BindingState } from '../../../src/session/bindings.js';
+import { bindingDecision, createSessionBindings, type BindingState } from '../../../src/session/bindings.js';
 import { spawnRedis, startRedis, uniquePrefix, type RedisHandle } from '../../helpers/redis.js';
 import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../../helpers/redis-timeouts.js';
 
@@ -92,20 +92,6 @@ describe('createSessionBindings', () => {
     ['unavailable', 'auth_unavailable'],
   ])('bindingDecision(%s) → %s', (state, code) => {
     expect(bindingDecision(state)?.code).toBe(code);
-  });
-});
-
-describe('perObject (owner digest memo)', () => {
-  it('computes once per object, and again for another object with equal contents', () => {
-    const computed: AuthContext[] = [];
-    const digest = perObject((auth: AuthContext) => (computed.push(auth), `digest:${auth.subject ?? ''}`));
-    const alice = caller();
-    expect([digest(alice), digest(alice), digest(alice)]).toEqual(['digest:alice', 'digest:alice', 'digest:alice']);
-    expect(computed).toEqual([alice]);
-    const twin = caller();
-    expect(digest(twin)).toBe('digest:alice');
-    expect(computed).toHaveLength(2);
-    expect(digest(caller({ subject: 'bob' }))).toBe('digest:bob');
   });
 });
 
