@@ -102,10 +102,14 @@ async function recordSession(request: FastifyRequest, state: McpRequestState, re
 /** Answers up to this size that announce their length are read whole and sent in one write instead of piped. */
 const SMALL_ANSWER_BYTES = 64 * 1024;
 
-/** A length-delimited, non-stream answer small enough to hold: relaying it whole skips the stream plumbing. */
+/**
+ * A length-delimited, non-stream answer small enough to hold: relaying it whole skips the stream plumbing. One
+ * without a Content-Type is piped as before: fastify would label a Buffer `application/octet-stream`.
+ */
 function isSmallAnswer(method: string, response: UpstreamResponse): boolean {
   const length = Number(response.headers['content-length']);
-  return method !== 'HEAD' && length >= 0 && length <= SMALL_ANSWER_BYTES && !isEventStream(response.headers['content-type']);
+  const contentType = response.headers['content-type'];
+  return method !== 'HEAD' && contentType !== undefined && !isEventStream(contentType) && length >= 0 && length <= SMALL_ANSWER_BYTES;
 }
 
 /** The answer cannot be filtered as `policy.hide_unauthorized` requires: refused rather than relayed unfiltered. */

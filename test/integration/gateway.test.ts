@@ -432,6 +432,18 @@ describe('upstream responses', () => {
     expect(await response.text()).toBe(answer);
   });
 
+  it('an answer without Content-Type (202 to a notification) is relayed without one', async () => {
+    calc.respondWith((_request, response) => {
+      response.writeHead(202, { 'content-length': '0' });
+      response.end();
+    });
+    const notification = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const response = await post('/calc/mcp', notification, { authorization: `Bearer ${await calcToken()}` });
+    expect(response.status).toBe(202);
+    expect(response.headers.get('content-type')).toBeNull();
+    expect(await response.text()).toBe('');
+  });
+
   it('I8 upstream never answering → 504 with a JSON-RPC error', async () => {
     calc.respondWith(() => undefined);
     const response = await post('/calc/mcp', initialize, { authorization: `Bearer ${await calcToken()}` });
