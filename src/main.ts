@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import type { Logger } from 'pino';
 import { loadConfigFile, type ConfigProblem } from './config/load.js';
 import type { CompiledConfig } from './config/types.js';
-import { createLogger, exitFlushingLog, flushLogSync } from './observability/logger.js';
+import { createLogger } from './observability/logger.js';
 import { serveGateway } from './serve.js';
 
 const HELP = `mcp-auth-gateway — OAuth protected-resource gateway for MCP servers (Streamable HTTP)
@@ -52,30 +51,15 @@ async function checkConfig(file: string | undefined): Promise<number> {
   return 0;
 }
 
-/**
- * Runs `command` with the config's logger. On failure the caller exits at once, so the buffered log lines are
- * written first (the failure itself goes to stderr).
- */
-async function withLogger(config: CompiledConfig, command: (logger: Logger) => Promise<void>): Promise<void> {
-  const logger = createLogger({ level: config.logLevel });
-  try {
-    await command(logger);
-  } catch (error) {
-    flushLogSync(logger);
-    throw error;
-  }
-}
-
 async function serve(file: string | undefined): Promise<void> {
   if (!file) {
     process.stderr.write('serve needs --config FILE or MCP_GATEWAY_CONFIG\n');
     process.exit(2);
   }
   const config = await loadOrExit(file);
-  await withLogger(config, async (logger) => {
-    for (const warning of config.warnings) logger.warn({ warning }, 'config warning');
-    await serveGateway({ file, config, logger });
-  });
+  const logger = createLogger({ level: config.logLevel });
+  for (const warning of config.warnings) logger.warn({ warning }, 'config warning');
+  await serveGateway({ file, config, logger });
 }
 
 async function devAuthServer(file: string | undefined, options: { issuer?: string; autoApprove: boolean }): Promise<void> {
@@ -86,18 +70,17 @@ async function devAuthServer(file: string | undefined, options: { issuer?: strin
   const config = await loadOrExit(file);
   // Loaded on demand: oidc-provider is only needed by this development command.
   const { devAuthServerOptionsFromConfig, startDevAuthServer } = await import('./authserver/index.js');
-  await withLogger(config, async (logger) => {
-    const server = await startDevAuthServer({ ...devAuthServerOptionsFromConfig(config, options), logger });
-    logger.info({ issuer: server.issuer, autoApprove: options.autoApprove }, 'development authorization server listening');
-    const stop = () => {
-      server.close().then(
-        () => exitFlushingLog(logger, 0),
-        () => exitFlushingLog(logger, 1),
-      );
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
+  const logger = createLogger({ level: config.logLevel });
+  const server = await startDevAuthServer({ ...devAuthServerOptionsFromConfig(config, options), logger });
+  logger.info({ issuer: server.issuer, autoApprove: options.autoApprove }, 'development authorization server listening');
+  const stop = () => {
+    server.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
 }
 
 export async function main(argv: readonly string[]): Promise<number | undefined> {

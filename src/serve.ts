@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import { assembleGateway } from './assemble.js';
-import { exitFlushingLog } from './observability/logger.js';
 import type { CompiledConfig } from './config/types.js';
 import { createConfigReloader } from './reload/config-reloader.js';
 import { watchConfigFile } from './reload/watch.js';
@@ -42,7 +41,6 @@ export async function serveGateway({ file, config, logger }: ServeOptions): Prom
     onError: (error) => logger.warn({ err: error }, 'config file watch failed; reload with SIGHUP'),
   });
 
-  const exit = (code: number) => exitFlushingLog(logger, code);
   let stopping = false;
   const reload = () => {
     if (stopping) return;
@@ -54,15 +52,15 @@ export async function serveGateway({ file, config, logger }: ServeOptions): Prom
     stopping = true;
     watcher.close();
     logger.info({ signal, grace_period_ms: active.shutdown.gracePeriod }, 'shutting down');
-    setTimeout(() => exit(1), active.shutdown.gracePeriod + EXIT_MARGIN_MS).unref();
+    setTimeout(() => process.exit(1), active.shutdown.gracePeriod + EXIT_MARGIN_MS).unref();
     gateway.close().then(
       () => {
         logger.info('shut down');
-        exit(0);
+        process.exit(0);
       },
       (error: unknown) => {
         logger.error({ err: error }, 'error while shutting down');
-        exit(1);
+        process.exit(1);
       },
     );
   };

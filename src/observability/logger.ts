@@ -101,14 +101,36 @@ export interface LoggerOptions {
   readonly destination?: DestinationStream;
 }
 
+/** Buffered destinations still open; their lines are written out when the process exits, however it exits. */
+const buffered = new Set<ReturnType<typeof pino.destination>>();
+let exitFlushInstalled = false;
+
+function flushBufferedOnExit(): void {
+  for (const destination of buffered) {
+    try {
+      destination.flushSync();
+    } catch {
+      // Exiting anyway, and there is nowhere left to report a failed log write.
+    }
+  }
+}
+
 /**
  * One `write(2)` per line costs more than formatting the line; buffering trades it for losing at most 4 KB of
- * lines on a hard crash. The writes stay synchronous: an asynchronous write goes through libuv's thread pool,
- * and on a gateway limited to one core those thread hops cost more than the write (bench/README.md). pino
- * flushes this destination on `process.exit` and after `fatal`.
+ * lines on a hard kill. The writes stay synchronous: an asynchronous write goes through libuv's thread pool, and
+ * on a gateway limited to one core those thread hops cost more than the write (bench/README.md). pino registers
+ * no exit flush for a synchronous destination, so this module does, once, for every `process.exit`, the end of
+ * the event loop and a crash alike; pino itself flushes after `fatal`.
  */
 function bufferedStdout(): DestinationStream {
-  return pino.destination({ dest: 1, sync: true, minLength: 4096, periodicFlush: LOG_FLUSH_INTERVAL_MS });
+  const destination = pino.destination({ dest: 1, sync: true, minLength: 4096, periodicFlush: LOG_FLUSH_INTERVAL_MS });
+  if (!exitFlushInstalled) {
+    process.on('exit', flushBufferedOnExit);
+    exitFlushInstalled = true;
+  }
+  buffered.add(destination);
+  destination.once('close', () => buffered.delete(destination));
+  return destination;
 }
 
 /**
@@ -135,27 +157,4 @@ export function createLogger(options: LoggerOptions): Logger {
     options.destination ?? bufferedStdout(),
   );
   return redactingChildBindings(logger);
-}
-
-interface SyncFlushable {
-  flushSync?: () => void;
-}
-
-/**
- * Writes out buffered log lines now. Call before `process.exit`: it ends the process before any pending
- * asynchronous write. A destination that cannot flush (a test's stream, one already closed) is left as it is.
- */
-export function flushLogSync(logger: Logger): void {
-  const destination = (logger as unknown as Record<symbol, SyncFlushable | undefined>)[pino.symbols.streamSym];
-  try {
-    destination?.flushSync?.();
-  } catch {
-    // Exiting anyway, and there is nowhere left to report a failed log write.
-  }
-}
-
-/** `process.exit(code)` once the buffered log lines are written. */
-export function exitFlushingLog(logger: Logger, code: number): never {
-  flushLogSync(logger);
-  process.exit(code);
 }

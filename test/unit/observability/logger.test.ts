@@ -1,12 +1,11 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { pino, type Logger } from 'pino';
-import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { Secret } from '../../../src/config/secret.js';
 import {
   CENSOR,
   createLogger,
-  flushLogSync,
   redactFields,
   redactUrl,
   SENSITIVE_KEYS,
@@ -156,21 +155,6 @@ describe('log destination', () => {
     expect(streamOf(createLogger({ level: 'info', destination }))).toBe(destination);
   });
 
-  it('flushLogSync flushes a destination that can, and leaves alone one that cannot or fails', () => {
-    const flushSync = vi.fn();
-    const flushable = { write: () => undefined, flushSync };
-    flushLogSync(createLogger({ level: 'info', destination: flushable }));
-    expect(flushSync).toHaveBeenCalledOnce();
-    expect(() => flushLogSync(createLogger({ level: 'info', destination: { write: () => undefined } }))).not.toThrow();
-    const failing = {
-      write: () => undefined,
-      flushSync: () => {
-        throw new Error('closed');
-      },
-    };
-    expect(() => flushLogSync(createLogger({ level: 'info', destination: failing }))).not.toThrow();
-  });
-
   /** Runs `script` (ESM, repository root) in a child process with tsx; stdout collected as it arrives. */
   function runScript(script: string) {
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -197,15 +181,26 @@ describe('log destination', () => {
     expect(JSON.parse(await firstLine)).toMatchObject({ marker: 'quiet', msg: 'alone' });
   });
 
-  it('exitFlushingLog: a line logged right before exit reaches stdout', async () => {
+  it('a line logged right before process.exit reaches stdout', async () => {
     const { exited } = runScript(`
-      import { createLogger, exitFlushingLog } from './src/observability/logger.ts';
+      import { createLogger } from './src/observability/logger.ts';
       const logger = createLogger({ level: 'info' });
       logger.info({ marker: 'last words' }, 'exiting');
-      exitFlushingLog(logger, 3);
+      process.exit(3);
     `);
     const { code, stdout } = await exited;
     expect(code).toBe(3);
     expect(JSON.parse(stdout)).toMatchObject({ marker: 'last words', msg: 'exiting' });
+  });
+
+  it('a line logged right before a crash (uncaught exception) reaches stdout', async () => {
+    const { exited } = runScript(`
+      import { createLogger } from './src/observability/logger.ts';
+      createLogger({ level: 'info' }).info({ marker: 'before the crash' }, 'crashing');
+      setImmediate(() => { throw new Error('boom'); });
+    `);
+    const { code, stdout } = await exited;
+    expect(code).not.toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({ marker: 'before the crash', msg: 'crashing' });
   });
 });
