@@ -19,7 +19,7 @@ export const SENSITIVE_KEYS: ReadonlySet<string> = new Set([
 export const CENSOR = '[Redacted]';
 
 /** How long a buffered log line may wait for 4 KB of company before it is written anyway. */
-export const LOG_FLUSH_INTERVAL_MS = 250;
+const LOG_FLUSH_INTERVAL_MS = 250;
 
 type Fields = Record<string, unknown>;
 
@@ -41,18 +41,10 @@ function censored(fields: Fields, depth: number, skip?: ReadonlySet<string>): Fi
   let copy: Fields | undefined;
   for (const key in fields) {
     if (!Object.hasOwn(fields, key) || skip?.has(key) === true) continue;
-    let replacement: unknown;
-    if (SENSITIVE_KEYS.has(key)) {
-      replacement = CENSOR;
-    } else if (depth > 0 || (depth === 0 && key === 'headers')) {
-      const value = fields[key];
-      if (!isObject(value)) continue;
-      const inner = censored(value, depth - 1);
-      if (inner === value) continue;
-      replacement = inner;
-    } else {
-      continue;
-    }
+    const value = fields[key];
+    const looksInside = isObject(value) && depth >= 0 && (depth > 0 || key === 'headers');
+    const replacement = SENSITIVE_KEYS.has(key) ? CENSOR : looksInside ? censored(value, depth - 1) : value;
+    if (replacement === value) continue;
     copy ??= shallowCopy(fields);
     copy[key] = replacement;
   }
