@@ -43,7 +43,7 @@ function discard(stream: Readable): void {
 }
 
 /** The upstream URL's own query when it has one, else the client's (what a transparent proxy forwards). */
-export function upstreamPath(upstream: URL, requestUrl: string): string {
+function upstreamPath(upstream: URL, requestUrl: string): string {
   if (upstream.search !== '') return upstream.pathname + upstream.search;
   const queryStart = requestUrl.indexOf('?');
   return queryStart === -1 ? upstream.pathname : upstream.pathname + requestUrl.slice(queryStart);
@@ -102,14 +102,10 @@ async function recordSession(request: FastifyRequest, state: McpRequestState, re
 /** Answers up to this size that announce their length are read whole and sent in one write instead of piped. */
 const SMALL_ANSWER_BYTES = 64 * 1024;
 
-/**
- * A length-delimited, non-stream answer small enough to hold: relaying it whole skips the stream plumbing. One
- * without a Content-Type is piped as before: fastify would label a Buffer `application/octet-stream`.
- */
-function isSmallAnswer(method: string, response: UpstreamResponse): boolean {
+/** The answer announces a length small enough to hold whole. */
+function announcesSmallLength(response: UpstreamResponse): boolean {
   const length = Number(response.headers['content-length']);
-  const contentType = response.headers['content-type'];
-  return method !== 'HEAD' && contentType !== undefined && !isEventStream(contentType) && length >= 0 && length <= SMALL_ANSWER_BYTES;
+  return length >= 0 && length <= SMALL_ANSWER_BYTES;
 }
 
 /** The answer cannot be filtered as `policy.hide_unauthorized` requires: refused rather than relayed unfiltered. */
@@ -128,11 +124,12 @@ async function relay(
 ): Promise<void> {
   await recordSession(request, state, response);
   const contentType = response.headers['content-type'];
+  const eventStream = isEventStream(contentType);
   const relayStatusAndHeaders = () => reply.code(response.statusCode).headers(upstreamResponseHeaders(response.headers));
   if (rewrite && response.statusCode === 200) {
     const encoding = response.headers['content-encoding'];
     if (encoding !== undefined && encoding !== 'identity') throw unfilterable();
-    if (isEventStream(contentType)) {
+    if (eventStream) {
       relayStatusAndHeaders().removeHeader('content-length');
       void reply.send(pipeline(response.body, createSseRewriter(rewrite), () => undefined));
       if (request.method === 'GET') reply.raw.flushHeaders();
@@ -144,15 +141,16 @@ async function relay(
     void relayStatusAndHeaders().header('content-length', String(rewritten.length)).send(rewritten);
     return;
   }
-  if (isSmallAnswer(request.method, response)) {
-    const body = Buffer.from(await response.body.bytes());
-    void relayStatusAndHeaders().send(body);
+  // A small non-stream answer is read whole and sent in one write, skipping the stream plumbing. One without a
+  // Content-Type is piped instead: fastify would label bytes `application/octet-stream`.
+  if (request.method !== 'HEAD' && contentType !== undefined && !eventStream && announcesSmallLength(response)) {
+    void relayStatusAndHeaders().send(await response.body.bytes());
     return;
   }
   void relayStatusAndHeaders().send(response.body);
   // A standalone GET stream may stay quiet for long: push its headers now so it does not look hung. A POST's
   // SSE answer brings its first event right behind the headers; a separate write would cost a wake-up.
-  if (request.method === 'GET' && isEventStream(contentType)) reply.raw.flushHeaders();
+  if (request.method === 'GET' && eventStream) reply.raw.flushHeaders();
 }
 
 /**
