@@ -64,3 +64,19 @@ export async function startTestUpstream(): Promise<TestUpstream> {
       }),
   };
 }
+
+/**
+ * Makes `upstream` hold every request without answering: `reached` resolves when one arrives, `closed` when the
+ * gateway drops that exchange (what a client disconnect must cause).
+ */
+export function neverAnswering(upstream: TestUpstream): { readonly reached: Promise<void>; readonly closed: Promise<void> } {
+  let arrived!: () => void;
+  let dropped!: () => void;
+  const reached = new Promise<void>((resolve) => (arrived = resolve));
+  const closed = new Promise<void>((resolve) => (dropped = resolve));
+  upstream.respondWith((_request, response) => {
+    response.on('close', dropped);
+    arrived();
+  });
+  return { reached, closed };
+}

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
 import { rawRequest } from '../helpers/raw-http.js';
-import { jsonRpcEcho, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { jsonRpcEcho, neverAnswering, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 const PUBLIC = 'https://gw.example.test';
 const CALC = `${PUBLIC}/calc/mcp`;
@@ -457,14 +457,7 @@ describe('upstream responses', () => {
       env: { CALC_UPSTREAM_TOKEN: UPSTREAM_SECRET },
     });
     try {
-      let upstreamClosed: () => void = () => undefined;
-      const closed = new Promise<void>((resolve) => (upstreamClosed = resolve));
-      const received = new Promise<void>((resolve) => {
-        calc.respondWith((_request, response) => {
-          response.on('close', upstreamClosed);
-          resolve();
-        });
-      });
+      const { reached: received, closed } = neverAnswering(calc);
       const client = new AbortController();
       const pending = fetch(`${patient.url}/calc/mcp`, {
         method: 'POST',

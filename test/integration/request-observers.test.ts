@@ -3,7 +3,7 @@ import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
 import { parseMetrics, sampleValue } from '../helpers/metrics.js';
 import { bodyReader, openEventStream } from '../helpers/sse.js';
-import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { neverAnswering, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 const PUBLIC = 'https://gw.example.test';
 const CALC = `${PUBLIC}/calc/mcp`;
@@ -38,15 +38,8 @@ const requests = async (labels: Record<string, string>) =>
 describe('request observers', () => {
   it('H1 a client gone before any answer: one audit line (outcome aborted, no status) and one count', async () => {
     gw.logs.length = 0;
-    let upstreamGone!: () => void;
-    const upstreamClosed = new Promise<void>((resolve) => (upstreamGone = resolve));
-    let upstreamReached!: () => void;
-    const reached = new Promise<void>((resolve) => (upstreamReached = resolve));
     // Never answers; the gateway aborts this exchange when its client goes away, after writing the audit line.
-    upstream.respondWith((_request, response) => {
-      response.on('close', upstreamGone);
-      upstreamReached();
-    });
+    const { reached, closed: upstreamClosed } = neverAnswering(upstream);
     const client = new AbortController();
     const pending = fetch(`${gw.url}/calc/mcp`, {
       method: 'POST',

@@ -76,6 +76,20 @@ const goodAnswer = (extra: Record<string, unknown> = {}): Reply =>
   active({ iss: ISSUER, sub: 'alice', client_id: 'app', scope: 'mcp:tools', aud: [RESOURCE], exp: seconds(time) + 3600, ...extra });
 
 
+/**
+ * The token is revoked at the AS now: the cached answer still serves it until `ms` from now (no AS call), and at
+ * `ms` it is re-introspected and refused.
+ */
+async function expectRevocationSeenAfter(gateway: TokenVerifier, token: string, ms: number): Promise<void> {
+  as.respond(() => inactive);
+  time += ms - 1;
+  await expect(gateway.verify(token)).resolves.toMatchObject({ subject: 'alice' });
+  expect(as.calls).toHaveLength(1);
+  time += 1;
+  expect(await outcome(gateway.verify(token))).toBe('invalid_token');
+  expect(as.calls).toHaveLength(2);
+}
+
 /** The real Redis store, with its reads counted. */
 function countingReads(inner: RedisStore): { store: CacheStore; reads: () => number } {
   let reads = 0;
@@ -186,14 +200,7 @@ describe('D3 revocation is seen within max_ttl, never later', () => {
     const [entry] = await cachedEntries();
     expect(entry?.pttl).toBeLessThanOrEqual(60_000);
 
-    as.respond(() => inactive);
-    time += 59_999;
-    await expect(gateway.verify(token)).resolves.toMatchObject({ subject: 'alice' });
-    expect(as.calls).toHaveLength(1);
-
-    time += 1;
-    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
-    expect(as.calls).toHaveLength(2);
+    await expectRevocationSeenAfter(gateway, token, 60_000);
   });
 });
 
@@ -203,13 +210,7 @@ describe('D3 the in-process tier in front of Redis never stretches the cache', (
     const gateway = verifier();
     const token = randomToken();
     await gateway.verify(token);
-    as.respond(() => inactive);
-    time += 999;
-    await expect(gateway.verify(token)).resolves.toMatchObject({ subject: 'alice' });
-    expect(as.calls).toHaveLength(1);
-    time += 1;
-    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
-    expect(as.calls).toHaveLength(2);
+    await expectRevocationSeenAfter(gateway, token, 1_000);
   });
 
   it(`D3 a shared entry deleted by hand is honoured in process for at most LOCAL_TTL_MS (${LOCAL_TTL_MS} ms), then re-introspected`, async () => {
@@ -218,13 +219,7 @@ describe('D3 the in-process tier in front of Redis never stretches the cache', (
     const token = randomToken();
     await gateway.verify(token);
     await raw.del((await cachedEntries()).map((entry) => entry.key));
-    as.respond(() => inactive);
-    time += LOCAL_TTL_MS - 1;
-    await expect(gateway.verify(token)).resolves.toMatchObject({ subject: 'alice' });
-    expect(as.calls).toHaveLength(1);
-    time += 1;
-    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
-    expect(as.calls).toHaveLength(2);
+    await expectRevocationSeenAfter(gateway, token, LOCAL_TTL_MS);
   });
 
   it('D1 a reused token within LOCAL_TTL_MS costs no Redis read (answered in process)', async () => {
