@@ -56,24 +56,32 @@ export function entryFromAnswer(
   return { active: true, iss, sub, client_id, scope, aud, exp, until: now + Math.min(settings.maxTtl, lifetime) };
 }
 
+/** An entry a route accepted: active, and with the audience it was checked against. */
+export type AcceptedEntry = Extract<IntrospectionEntry, { active: true }> & { readonly aud: readonly string[] };
+
 export interface EntryExpectations {
   /** Must be a member of `aud`. */
   readonly audience: string;
   /** Must equal `iss` when set. */
   readonly issuer: string | undefined;
-  /** Principal namespace when the answer has no `iss` and none is pinned (the endpoint URL). */
-  readonly defaultIssuer: string;
   readonly now: number;
 }
 
-/** The decision for one route; run on fresh and cached entries alike. Throws GatewayError('invalid_token'). */
-export function decideEntry(entry: IntrospectionEntry, expected: EntryExpectations): AuthContext {
+/** The checks of one route; run on fresh and cached entries alike. Throws GatewayError('invalid_token'). */
+export function checkEntry(entry: IntrospectionEntry, expected: EntryExpectations): asserts entry is AcceptedEntry {
   if (!entry.active) throw invalidToken(`introspection_${entry.reason}`);
   if (entry.exp !== undefined && entry.exp * 1000 <= expected.now) throw invalidToken('introspection_expired');
   if (expected.issuer !== undefined && entry.iss !== expected.issuer) throw invalidToken('introspection_issuer');
   if (!entry.aud?.includes(expected.audience)) throw invalidToken('introspection_audience');
+}
+
+/**
+ * The caller an entry that passed `checkEntry` stands for; `defaultIssuer` is the principal namespace when the
+ * answer has no `iss` and none is pinned (the endpoint URL).
+ */
+export function callerOf(entry: AcceptedEntry, defaultIssuer: string): AuthContext {
   return {
-    issuer: entry.iss ?? expected.defaultIssuer,
+    issuer: entry.iss ?? defaultIssuer,
     subject: entry.sub,
     clientId: entry.client_id,
     scopes: parseScopeClaim(entry.scope) ?? new Set(),

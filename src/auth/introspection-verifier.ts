@@ -4,13 +4,16 @@ import { introspectionCacheKeys } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import type { IntrospectionSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
+import { perObject } from '../memo.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { requestIntrospection, type IntrospectionFailure } from './introspection-client.js';
 import {
-  decideEntry,
+  callerOf,
+  checkEntry,
   entryFromAnswer,
   parseEntry,
   serializeEntry,
+  type AcceptedEntry,
   type IntrospectionEntry,
 } from './introspection-entry.js';
 import type { AuthContext, TokenVerifier } from './types.js';
@@ -79,6 +82,9 @@ export function createIntrospectionVerifier(
   const log = deps.logger?.child({ component: 'introspection', endpoint: settings.endpoint.origin });
   const logFailure = failureLogger(log, now);
   const inFlight = new Map<string, Promise<IntrospectionEntry>>();
+  // A busy token's entry comes back as the same object from the local tier: so does its caller, which lets the
+  // per-caller memos (session owner, rate-limit key) hit on introspection routes as they do for JWTs.
+  const callerFor = perObject((entry: AcceptedEntry) => callerOf(entry, settings.endpoint.href));
   // The in-memory store is already in process: a second tier in front of it would only double the memory.
   const local = deps.store.status().backend === 'redis' ? new LRUCache<string, LocalEntry>({ max: LOCAL_MAX_ENTRIES }) : undefined;
   let running = 0;
@@ -152,12 +158,8 @@ export function createIntrospectionVerifier(
         throw new GatewayError('invalid_token', { reason: 'malformed_token' });
       }
       const entry = await entryFor(token);
-      return decideEntry(entry, {
-        audience: deps.audience,
-        issuer: settings.issuer,
-        defaultIssuer: settings.endpoint.href,
-        now: now(),
-      });
+      checkEntry(entry, { audience: deps.audience, issuer: settings.issuer, now: now() });
+      return callerFor(entry);
     },
     isReady: () => true,
     warm: () => Promise.resolve(),

@@ -1,9 +1,10 @@
-import { perCaller, principalOf } from '../auth/principal.js';
+import { principalOf } from '../auth/principal.js';
 import type { AuthContext } from '../auth/types.js';
 import { rateLimitKey } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import type { RateLimitSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
+import { perObject } from '../memo.js';
 
 export interface RateLimiter {
   /** Resolves when the caller may proceed; rejects with `rate_limited` (429 + Retry-After) when not. */
@@ -25,7 +26,7 @@ export interface RateLimiterDeps {
 export function createRateLimiter(route: string, settings: RateLimitSettings, deps: RateLimiterDeps): RateLimiter {
   const now = deps.now ?? Date.now;
   const bucket = { capacity: settings.requests, refillMs: settings.per };
-  const bucketKey = perCaller((auth) => rateLimitKey(deps.keySecret, route, principalOf(auth)));
+  const bucketKey = perObject((auth: AuthContext) => rateLimitKey(deps.keySecret, route, principalOf(auth)));
   return {
     async take(auth) {
       const result = await deps.store.takeToken(bucketKey(auth), bucket, now());

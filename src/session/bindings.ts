@@ -1,9 +1,10 @@
-import { perCaller, principalOf } from '../auth/principal.js';
+import { principalOf } from '../auth/principal.js';
 import type { AuthContext } from '../auth/types.js';
 import { keyedDigest, sessionBindingKey } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import type { SessionSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
+import { perObject } from '../memo.js';
 
 /**
  * What the store says about a session id for this caller: bound to them (`owned`), bound to someone else
@@ -32,7 +33,7 @@ export function createSessionBindings(route: string, settings: SessionSettings, 
   const key = (sessionId: string) => sessionBindingKey(deps.keySecret, route, sessionId);
   // Memoised: a session check on a known caller then costs one HMAC (the binding key). Who owns a session is
   // still read from the store every time, so an unbind on another replica counts at once.
-  const owner = perCaller((auth) => keyedDigest(deps.keySecret, ['session-owner', ...principalOf(auth)]));
+  const owner = perObject((auth: AuthContext) => keyedDigest(deps.keySecret, ['session-owner', ...principalOf(auth)]));
   return {
     async check(sessionId, auth) {
       const bindingKey = key(sessionId);

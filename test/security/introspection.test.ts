@@ -222,6 +222,18 @@ describe('D3 the in-process tier in front of Redis never stretches the cache', (
     await expectRevocationSeenAfter(gateway, token, LOCAL_TTL_MS);
   });
 
+  it('D1 a reused token within LOCAL_TTL_MS is the same caller object, so per-caller memos hit as for JWTs', async () => {
+    as.respond(() => goodAnswer());
+    const gateway = verifier();
+    const token = randomToken();
+    const first = await gateway.verify(token);
+    expect(await gateway.verify(token)).toBe(first);
+    time += LOCAL_TTL_MS;
+    const reread = await gateway.verify(token);
+    expect(reread).not.toBe(first);
+    expect(reread).toEqual(first);
+  });
+
   it('D1 a reused token within LOCAL_TTL_MS costs no Redis read (answered in process)', async () => {
     as.respond(() => goodAnswer());
     const counted = countingReads(store);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { perCaller, principalOf } from '../../../src/auth/principal.js';
+import { principalOf } from '../../../src/auth/principal.js';
 import type { AuthContext } from '../../../src/auth/types.js';
 
 function caller(overrides: Partial<AuthContext> = {}): AuthContext {
@@ -10,19 +10,5 @@ describe('principalOf', () => {
   it('G5 issuer, subject and client id; missing ones count as empty', () => {
     expect(principalOf(caller())).toEqual(['https://as.example.test', 'alice', 'app']);
     expect(principalOf(caller({ subject: undefined, clientId: undefined }))).toEqual(['https://as.example.test', '', '']);
-  });
-});
-
-describe('perCaller', () => {
-  it('computes once per context object, and again for another object with equal contents', () => {
-    const computed: AuthContext[] = [];
-    const digest = perCaller((auth) => (computed.push(auth), `digest:${auth.subject ?? ''}`));
-    const alice = caller();
-    expect([digest(alice), digest(alice), digest(alice)]).toEqual(['digest:alice', 'digest:alice', 'digest:alice']);
-    expect(computed).toEqual([alice]);
-    const twin = caller();
-    expect(digest(twin)).toBe('digest:alice');
-    expect(computed).toHaveLength(2);
-    expect(digest(caller({ subject: 'bob' }))).toBe('digest:bob');
   });
 });
