@@ -17,6 +17,8 @@ export type GatewayErrorCode =
   | 'origin_forbidden'
   /** Body is not one JSON-RPC message (batch, not JSON, not an object) → 400 with a JSON-RPC error. */
   | 'invalid_jsonrpc'
+  /** A parameter policy must read cannot be (a resource URI that does not parse) → 400, JSON-RPC -32602. */
+  | 'invalid_params'
   | 'payload_too_large'
   | 'not_found'
   | 'upstream_unreachable'

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, preHandle
 import { GatewayError } from '../errors.js';
 import { inspectJsonRpcBody, type JsonRpcMessageFacts } from '../policy/jsonrpc.js';
 import { mcpHeadersMismatch } from '../policy/mcp-headers.js';
-import { requiredScopes } from '../policy/required-scopes.js';
+import { hasUnparsableResourceUri, requiredScopes } from '../policy/required-scopes.js';
 import { corsDecision, preflightHeaders } from '../proxy/cors.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
 import { bindingDecision } from '../session/bindings.js';
@@ -159,6 +159,9 @@ export function authorizeHook(): preHandlerAsyncHookHandler {
     }
 
     const { policy } = state.entry.route;
+    if (message && hasUnparsableResourceUri(policy, message)) {
+      throw new GatewayError('invalid_params', { reason: 'unparsable_resource_uri' });
+    }
     state.scopes = effectiveScopes(auth.scopes, policy.implies);
     const required = requiredScopes(policy, message);
     if (missingScopes(required, state.scopes).length > 0) {

@@ -24,6 +24,7 @@ const DESCRIPTIONS = {
   auth_unavailable: 'Authorization temporarily unavailable; retry later',
   origin_forbidden: 'Origin not allowed',
   invalid_jsonrpc: 'Request body must be a single JSON-RPC message',
+  invalid_params: 'Resource URI cannot be parsed',
   payload_too_large: 'Request body too large',
   not_found: 'Not found',
   upstream_unreachable: 'Upstream MCP server unavailable',
@@ -40,6 +41,7 @@ const DESCRIPTIONS = {
 /** JSON-RPC error codes the gateway itself answers with (implementation-defined server error range). */
 const JSONRPC_CODES = {
   invalidRequest: -32600,
+  invalidParams: -32602,
   upstreamUnavailable: -32001,
   upstreamTimeout: -32002,
   upstreamRejected: -32003,
@@ -64,6 +66,7 @@ const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' } as const
 
 type JsonRpcFailure =
   | 'invalid_jsonrpc'
+  | 'invalid_params'
   | 'payload_too_large'
   | 'upstream_unreachable'
   | 'upstream_rejected'
@@ -75,6 +78,7 @@ type JsonRpcFailure =
 /** Failures answered with a plain JSON-RPC error body: HTTP status and JSON-RPC code. */
 const JSONRPC_FAILURES: Readonly<Record<JsonRpcFailure, readonly [status: number, code: number]>> = {
   invalid_jsonrpc: [400, JSONRPC_CODES.invalidRequest],
+  invalid_params: [400, JSONRPC_CODES.invalidParams],
   payload_too_large: [413, JSONRPC_CODES.invalidRequest],
   upstream_unreachable: [502, JSONRPC_CODES.upstreamUnavailable],
   upstream_rejected: [502, JSONRPC_CODES.upstreamRejected],
@@ -127,6 +131,7 @@ export function errorResponse(
     case 'not_found':
       return { statusCode: 404, headers: JSON_TYPE, body: JSON.stringify({ error: 'not_found' }) };
     case 'invalid_jsonrpc':
+    case 'invalid_params':
     case 'payload_too_large':
     case 'upstream_unreachable':
     case 'upstream_rejected':

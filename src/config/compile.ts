@@ -12,6 +12,7 @@ import type {
   TokenEndpointSettings,
   UpstreamAuth,
 } from './types.js';
+import { normalizeResourceUri } from './resource-uri.js';
 import { isInsecureHttp } from './url.js';
 
 /** RFC 9728 §3.1: the PRM path is this prefix followed by the resource's path. */
@@ -37,6 +38,7 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
     ...uniquenessProblems(raw.routes, routes),
     ...defaultRouteProblems(raw.routes, routes, shapeBIndex),
     ...identityHeaderProblems(raw.routes),
+    ...resourcePolicyProblems(raw.routes),
     ...adminPortProblems(raw),
   ];
   if (problems.length > 0) return { problems };
@@ -188,7 +190,8 @@ function compilePolicy(policy: RawRoute['policy']): PolicySettings {
     scopes: policy.scopes,
     tools: toMap(policy.tools),
     methods: toMap(policy.methods),
-    resources: toMap(policy.resources),
+    // Keyed by the normal form requests are compared in (K1); resourcePolicyProblems refuses keys without one.
+    resources: immutableMap(Object.entries(policy.resources).map(([uri, scopes]) => [normalizeResourceUri(uri) ?? uri, scopes])),
     prompts: toMap(policy.prompts),
     hideUnauthorized: policy.hide_unauthorized,
     implies: impliedScopes(policy.implies),
@@ -288,6 +291,24 @@ function uniquenessProblems(raw: readonly RawRoute[], routes: readonly PartialRo
     });
   }
   return [...problems.values()];
+}
+
+/**
+ * `policy.resources` keys are compared in their normal form (src/policy/resource-uri.ts): each must have one, and
+ * two keys must not name the same resource, or one spelling's scopes would silently replace the other's.
+ */
+function resourcePolicyProblems(raw: readonly RawRoute[]): ConfigProblem[] {
+  return raw.flatMap((route, index) => {
+    const seen = new Map<string, string>();
+    return Object.keys(route.policy.resources).flatMap((uri): ConfigProblem[] => {
+      const path = `routes.${index}.policy.resources.${uri}`;
+      const normal = normalizeResourceUri(uri);
+      if (normal === undefined) return [{ path, message: 'must be an absolute URI (scheme:...)' }];
+      const first = seen.get(normal);
+      seen.set(normal, uri);
+      return first === undefined ? [] : [{ path, message: `names the same resource as "${first}" (both normalise to "${normal}")` }];
+    });
+  });
 }
 
 function defaultRouteProblems(

@@ -254,8 +254,10 @@ const policy = z
     scopes: scopeList('Scopes needed for anything on this route.'),
     tools: scopeMap('tool name (tools/call)'),
     methods: scopeMap('JSON-RPC method'),
-    resources: scopeMap('resource URI (resources/read)'),
-    prompts: scopeMap('prompt name (prompts/get)'),
+    resources: scopeMap(
+      'resource URI (resources/read, resources/subscribe, resources/unsubscribe, completion/complete of a ref/resource); keys and requested URIs are compared in their normal form (README: "Which spellings a resource policy covers")',
+    ),
+    prompts: scopeMap('prompt name (prompts/get, completion/complete of a ref/prompt)'),
     hide_unauthorized: z
       .boolean()
       .default(false)

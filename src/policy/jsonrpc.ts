@@ -7,17 +7,24 @@ export type JsonRpcId = string | number | null;
 export interface JsonRpcMessageFacts {
   /** Absent for responses, and when `method` is not a string. */
   readonly method: string | undefined;
-  /** `undefined` for notifications (no `id`) and for ids that are not a string, number or null. */
+  /** `undefined` for notifications (no `id`). A present id is always a string, number or null (else refused). */
   readonly id: JsonRpcId | undefined;
   /** `params.name` of `tools/call`, when a string. */
   readonly toolName?: string;
-  /** `params.uri` of `resources/read|subscribe|unsubscribe`, when a string. */
+  /** `params.uri` of `resources/read|subscribe|unsubscribe`, or `params.ref.uri` of a `ref/resource` completion. */
   readonly resourceUri?: string;
-  /** `params.name` of `prompts/get`, when a string. */
+  /** `params.name` of `prompts/get`, or `params.ref.name` of a `ref/prompt` completion. */
   readonly promptName?: string;
 }
 
-export type JsonRpcInvalidReason = 'not_json' | 'batch' | 'not_object' | 'duplicate_keys' | 'unsupported_content_type';
+export type JsonRpcInvalidReason =
+  | 'not_json'
+  | 'batch'
+  | 'not_object'
+  | 'duplicate_keys'
+  | 'unsupported_content_type'
+  /** Valid JSON, but not a JSON-RPC 2.0 request, notification or response (JSON-RPC 2.0 §4, §5). */
+  | 'not_jsonrpc';
 
 export type JsonRpcInspection =
   | { readonly kind: 'message'; readonly message: JsonRpcMessageFacts }
@@ -27,6 +34,7 @@ export type JsonRpcInspection =
 /** The operand a method acts on, which per-tool / per-resource / per-prompt policy keys on. */
 export type TargetKind = 'tool' | 'resource' | 'prompt';
 
+/** Methods of MCP 2025-11-25 that name one tool, resource or prompt in their params (checklist K2). */
 const TARGET_KINDS: ReadonlyMap<string, TargetKind> = new Map([
   ['tools/call', 'tool'],
   ['resources/read', 'resource'],
@@ -35,8 +43,25 @@ const TARGET_KINDS: ReadonlyMap<string, TargetKind> = new Map([
   ['prompts/get', 'prompt'],
 ]);
 
+/** `completion/complete` names a prompt or a resource (template), depending on `params.ref.type`. */
+const COMPLETION = 'completion/complete';
+const BOTH_KINDS: readonly TargetKind[] = ['prompt', 'resource'];
+
 export function targetKind(method: string | undefined): TargetKind | undefined {
   return method === undefined ? undefined : TARGET_KINDS.get(method);
+}
+
+/**
+ * The kinds of object a message may name, so their policy applies. A completion whose `ref` cannot be read may
+ * name either a prompt or a resource: both apply.
+ */
+export function targetKinds(message: JsonRpcMessageFacts): readonly TargetKind[] {
+  const kind = targetKind(message.method);
+  if (kind !== undefined) return [kind];
+  if (message.method !== COMPLETION) return [];
+  if (message.promptName !== undefined) return ['prompt'];
+  if (message.resourceUri !== undefined) return ['resource'];
+  return BOTH_KINDS;
 }
 
 /** Deeper bodies are refused as not_json; MCP messages, tool arguments included, are far shallower. */
@@ -81,16 +106,31 @@ function ownString(object: Record<string, unknown> | undefined, key: string): st
   return typeof value === 'string' ? value : undefined;
 }
 
-function messageId(message: Record<string, unknown>): JsonRpcId | undefined {
-  if (!Object.hasOwn(message, 'id')) return undefined;
-  const id = message.id;
-  return typeof id === 'string' || typeof id === 'number' || id === null ? id : undefined;
+function isJsonRpcId(value: unknown): value is JsonRpcId {
+  return typeof value === 'string' || typeof value === 'number' || value === null;
+}
+
+/**
+ * JSON-RPC 2.0 §4/§5: a request or notification (string `method`, structured `params`), or a response (an `id`
+ * and exactly one of `result` / `error`); a present `id` is a string, number or null. Anything else is refused
+ * rather than forwarded: a message whose id policy cannot read (`"id": {}`) would otherwise skip the list
+ * filtering that is matched by id (checklist K5), and an upstream may read such a message its own way.
+ */
+function isJsonRpcMessage(message: Record<string, unknown>): boolean {
+  if (message.jsonrpc !== '2.0') return false;
+  if (Object.hasOwn(message, 'id') && !isJsonRpcId(message.id)) return false;
+  if (Object.hasOwn(message, 'method')) {
+    const params = message.params;
+    return typeof message.method === 'string' && (params === undefined || (typeof params === 'object' && params !== null));
+  }
+  return Object.hasOwn(message, 'id') && Object.hasOwn(message, 'result') !== Object.hasOwn(message, 'error');
 }
 
 function facts(message: Record<string, unknown>): JsonRpcMessageFacts {
   const method = ownString(message, 'method');
-  const id = messageId(message);
+  const id = Object.hasOwn(message, 'id') ? (message.id as JsonRpcId) : undefined;
   const params = Object.hasOwn(message, 'params') && isObject(message.params) ? message.params : undefined;
+  if (method === COMPLETION) return completionFacts(method, id, params);
   switch (targetKind(method)) {
     case 'tool': {
       const toolName = ownString(params, 'name');
@@ -107,6 +147,16 @@ function facts(message: Record<string, unknown>): JsonRpcMessageFacts {
     case undefined:
       return { method, id };
   }
+}
+
+/** The prompt or resource a completion request names through `params.ref`. */
+function completionFacts(method: string, id: JsonRpcId | undefined, params: Record<string, unknown> | undefined): JsonRpcMessageFacts {
+  const ref = params && Object.hasOwn(params, 'ref') && isObject(params.ref) ? params.ref : undefined;
+  const type = ownString(ref, 'type');
+  const promptName = type === 'ref/prompt' ? ownString(ref, 'name') : undefined;
+  if (promptName !== undefined) return { method, id, promptName };
+  const resourceUri = type === 'ref/resource' ? ownString(ref, 'uri') : undefined;
+  return resourceUri === undefined ? { method, id } : { method, id, resourceUri };
 }
 
 /**
@@ -132,6 +182,6 @@ export function inspectJsonRpcBody(body: Buffer | string, contentType: string | 
     case 'duplicate_keys':
       return invalid('duplicate_keys');
     case 'ok':
-      return { kind: 'message', message: facts(value) };
+      return isJsonRpcMessage(value) ? { kind: 'message', message: facts(value) } : invalid('not_jsonrpc');
   }
 }

@@ -1,6 +1,12 @@
 import type { PolicySettings } from '../config/types.js';
-import { targetKind, type JsonRpcMessageFacts, type TargetKind } from './jsonrpc.js';
+import { targetKinds, type JsonRpcMessageFacts, type TargetKind } from './jsonrpc.js';
+import { normalizeResourceUri } from '../config/resource-uri.js';
 
+/**
+ * The policy entries of one kind and the key this message names among them: tool and prompt names are exact,
+ * resource URIs are compared in their normal form (policy keys are compiled to it). `undefined` key: the
+ * operand is missing, not a string, or not a URI.
+ */
 function target(
   policy: PolicySettings,
   message: JsonRpcMessageFacts,
@@ -10,28 +16,44 @@ function target(
     case 'tool':
       return { scopes: policy.tools, key: message.toolName };
     case 'resource':
-      return { scopes: policy.resources, key: message.resourceUri };
+      return {
+        scopes: policy.resources,
+        key: message.resourceUri === undefined || policy.resources.size === 0 ? undefined : normalizeResourceUri(message.resourceUri),
+      };
     case 'prompt':
       return { scopes: policy.prompts, key: message.promptName };
   }
 }
 
 /**
- * Every scope one request needs: the route's, then the method's, then the tool's / resource's / prompt's,
- * deduplicated in that order (the order of the 403 challenge). Without a message (GET, DELETE) only the
- * route's. A targeted method whose operand is missing or not a string needs the scopes of every configured
- * operand of that kind: the upstream decides what it runs, so an unreadable name must not be the cheap one.
+ * Every scope one request needs: the route's, then the method's, then those of the tool / resource / prompt it
+ * names (every method that names one, checklist K2), deduplicated in that order (the order of the 403
+ * challenge). Without a message (GET, DELETE) only the route's. A named operand that is missing, not a string or
+ * (for resources) not a URI needs the scopes of every configured operand of that kind: the upstream decides what
+ * it runs, so an unreadable name must not be the cheap one.
  */
 export function requiredScopes(policy: PolicySettings, message: JsonRpcMessageFacts | undefined): string[] {
   const scopes = new Set(policy.scopes);
   const add = (extra: readonly string[] | undefined): void => extra?.forEach((scope) => scopes.add(scope));
   if (message?.method === undefined) return [...scopes];
   add(policy.methods.get(message.method));
-  const kind = targetKind(message.method);
-  if (kind !== undefined) {
+  for (const kind of targetKinds(message)) {
     const { scopes: byOperand, key } = target(policy, message, kind);
     if (key === undefined) byOperand.forEach(add);
     else add(byOperand.get(key));
   }
   return [...scopes];
+}
+
+/**
+ * A request that names a resource the policy cannot place: its URI does not parse, on a route with resource
+ * policies (→ 400). Without resource policies any URI is the upstream's business.
+ */
+export function hasUnparsableResourceUri(policy: PolicySettings, message: JsonRpcMessageFacts): boolean {
+  return (
+    policy.resources.size > 0 &&
+    message.resourceUri !== undefined &&
+    targetKinds(message).includes('resource') &&
+    normalizeResourceUri(message.resourceUri) === undefined
+  );
 }

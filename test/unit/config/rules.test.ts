@@ -155,6 +155,10 @@ describe('cross-key rules', () => {
       path: 'routes.1.resource',
       message: 'duplicate metadata path "/.well-known/oauth-protected-resource/mcp" (also routes.0)',
     }]],
+    ['K1 resource policy key that is not a URI', routes({ policy: { resources: { 'secret.txt': ['s'] } } }),
+      [{ path: 'routes.0.policy.resources.secret.txt', message: 'must be an absolute URI (scheme:...)' }]],
+    ['K1 two resource policy keys naming one resource', routes({ policy: { resources: { 'file:///a': ['s'], 'FILE://localhost/a': ['t'] } } }),
+      [{ path: 'routes.0.policy.resources.FILE://localhost/a', message: 'names the same resource as "file:///a" (both normalise to "file:///a")' }]],
     ['two default routes', routes({ default: true }, { name: 'other', path: '/other', default: true }),
       [{ path: 'routes.1.default', message: 'only one route may be default (also routes.0)' }]],
     ['default route while another owns the root metadata path', routes(

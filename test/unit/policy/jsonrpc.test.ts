@@ -99,13 +99,15 @@ describe('inspectJsonRpcBody: message facts', () => {
     ['notification', '{"jsonrpc":"2.0","method":"notifications/initialized"}', { method: 'notifications/initialized', id: undefined }],
     ['response', '{"jsonrpc":"2.0","id":7,"result":{}}', { method: undefined, id: 7 }],
     ['null id', '{"jsonrpc":"2.0","id":null,"method":"ping"}', { method: 'ping', id: null }],
-    ['object id', '{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}', { method: 'ping', id: undefined }],
-    ['numeric method', '{"jsonrpc":"2.0","id":1,"method":5}', { method: undefined, id: 1 }],
     ['tools/call without name', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}', { method: 'tools/call', id: 1 }],
     ['tools/call numeric name', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}', { method: 'tools/call', id: 1 }],
     ['tools/call positional params', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":["multiply"]}', { method: 'tools/call', id: 1 }],
     ['tools/call without params', '{"jsonrpc":"2.0","id":1,"method":"tools/call"}', { method: 'tools/call', id: 1 }],
     ['prompts/get uri is not a name', '{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"uri":"x"}}', { method: 'prompts/get', id: 1 }],
+    ['K2 completion of a prompt argument', '{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"p"}}}', { method: 'completion/complete', id: 1, promptName: 'p' }],
+    ['K2 completion of a resource template', '{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/resource","uri":"db://{t}"}}}', { method: 'completion/complete', id: 1, resourceUri: 'db://{t}' }],
+    ['K2 completion ref type and operand disagree', '{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","uri":"db://t"}}}', { method: 'completion/complete', id: 1 }],
+    ['K2 completion without ref', '{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{}}', { method: 'completion/complete', id: 1 }],
   ])('%s', (_name, body, expected) => {
     expect(facts(body)).toStrictEqual(expected);
   });
@@ -116,14 +118,34 @@ describe('inspectJsonRpcBody: message facts', () => {
   });
 
   it('reads a string body as well as a Buffer', () => {
-    expect(inspectJsonRpcBody('{"method":"ping","id":"a"}', JSON_TYPE)).toEqual({
+    expect(inspectJsonRpcBody('{"jsonrpc":"2.0","method":"ping","id":"a"}', JSON_TYPE)).toEqual({
       kind: 'message',
       message: { method: 'ping', id: 'a' },
     });
   });
 
   it('inherited properties are not facts (__proto__ key stays an own, ignored property)', () => {
-    expect(facts('{"__proto__":{"method":"tools/call"},"id":1}')).toStrictEqual({ method: undefined, id: 1 });
+    expect(facts('{"jsonrpc":"2.0","__proto__":{"method":"tools/call"},"id":1,"result":{}}')).toStrictEqual({ method: undefined, id: 1 });
+  });
+});
+
+describe('inspectJsonRpcBody: not a JSON-RPC 2.0 message (K5)', () => {
+  it.each([
+    ['object id', '{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}'],
+    ['array id', '{"jsonrpc":"2.0","id":[],"method":"ping"}'],
+    ['boolean id', '{"jsonrpc":"2.0","id":false,"method":"ping"}'],
+    ['object id on a response', '{"jsonrpc":"2.0","id":{},"result":{}}'],
+    ['numeric method', '{"jsonrpc":"2.0","id":1,"method":5}'],
+    ['null method', '{"jsonrpc":"2.0","id":1,"method":null}'],
+    ['string params', '{"jsonrpc":"2.0","id":1,"method":"ping","params":"x"}'],
+    ['null params', '{"jsonrpc":"2.0","id":1,"method":"ping","params":null}'],
+    ['missing jsonrpc', '{"id":1,"method":"ping"}'],
+    ['numeric jsonrpc', '{"jsonrpc":2.0,"id":1,"method":"ping"}'],
+    ['response without id', '{"jsonrpc":"2.0","result":{}}'],
+    ['response with result and error', '{"jsonrpc":"2.0","id":1,"result":{},"error":{}}'],
+    ['empty object', '{}'],
+  ])('%s → not_jsonrpc', (_name, body) => {
+    expect(inspectJsonRpcBody(body, JSON_TYPE)).toEqual({ kind: 'invalid', reason: 'not_jsonrpc', id: null });
   });
 });
 

@@ -9,7 +9,8 @@ const policy: PolicySettings = {
   scopes: ['mcp:tools'],
   tools: new Map([['multiply', ['calc:write']], ['divide', ['calc:admin']]]),
   methods: new Map([['prompts/get', ['mcp:prompts']]]),
-  resources: new Map([['file:///secret', ['files:secret']], ['file:///{path}', ['files:read']]]),
+  // Compiled policies key resources by their normal form (K1): `file:///{path}` is `file:///%7Bpath%7D`.
+  resources: new Map([['file:///secret', ['files:secret']], ['file:///%7Bpath%7D', ['files:read']]]),
   prompts: new Map([['review', ['code:review']]]),
   hideUnauthorized: true,
   implies: impliedScopes({ 'calc:admin': ['calc:write'] }),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicySettings } from '../../../src/config/types.js';
 import { inspectJsonRpcBody, type JsonRpcMessageFacts } from '../../../src/policy/jsonrpc.js';
-import { requiredScopes } from '../../../src/policy/required-scopes.js';
+import { hasUnparsableResourceUri, requiredScopes } from '../../../src/policy/required-scopes.js';
 
 function policy(overrides: Partial<Record<'tools' | 'methods' | 'resources' | 'prompts', Record<string, string[]>>> & { scopes?: string[] } = {}): PolicySettings {
   const map = (entries: Record<string, string[]> | undefined) => new Map(Object.entries(entries ?? {}));
@@ -56,6 +56,26 @@ describe('requiredScopes', () => {
 
   it('fail closed only adds what is configured: no per-tool policy → route and method scopes', () => {
     expect(requiredScopes(policy({ scopes: ['a'], methods: { 'tools/call': ['b'] } }), message('tools/call'))).toEqual(['a', 'b']);
+  });
+
+  it.each<[string, JsonRpcMessageFacts, string[]]>([
+    ['K1 a resource in another spelling', message('resources/read', { resourceUri: 'FILE://localhost/x/../secret' }), ['mcp:tools', 'mcp:read', 'files:secret']],
+    ['K1 an unparsable resource URI → every resource scope', message('resources/read', { resourceUri: 'not a uri' }), ['mcp:tools', 'mcp:read', 'files:secret']],
+    ['K2 completion of a prompt → that prompt', message('completion/complete', { promptName: 'summary' }), ['mcp:tools', 'prompts:summary']],
+    ['K2 completion of a resource → that resource', message('completion/complete', { resourceUri: 'file:///secret' }), ['mcp:tools', 'files:secret']],
+    ['K2 completion of nothing readable → every prompt and resource scope', message('completion/complete'), ['mcp:tools', 'prompts:summary', 'prompts:draft', 'files:secret']],
+  ])('%s', (_name, facts, expected) => {
+    expect(requiredScopes(calc, facts)).toEqual(expected);
+  });
+
+  it.each<[string, JsonRpcMessageFacts, boolean]>([
+    ['unparsable URI', message('resources/read', { resourceUri: 'relative/x' }), true],
+    ['unparsable URI in a completion', message('completion/complete', { resourceUri: ':' }), true],
+    ['parsable URI', message('resources/read', { resourceUri: 'x:y' }), false],
+    ['no URI', message('resources/read'), false],
+  ])('K1 hasUnparsableResourceUri: %s → %s', (_name, facts, expected) => {
+    expect(hasUnparsableResourceUri(calc, facts)).toBe(expected);
+    expect(hasUnparsableResourceUri(policy(), facts)).toBe(false);
   });
 
   it('empty policy → no scopes', () => {

@@ -1,0 +1,211 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
+import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+
+/**
+ * K1, K2, K5: object policies hold whatever spelling or method names the object. The upstream is the official
+ * SDK's McpServer (stateless), so the "same resource" is what a real MCP server resolves, not what we assume.
+ */
+
+const PUBLIC = 'https://gw.example.test';
+const SECRET_TEXT = 'the secret itself';
+
+let issuer: TestIssuer;
+let sdkUpstream: { url: string; close(): Promise<void> };
+let recorder: TestUpstream;
+let gw: RunningGateway;
+
+function sdkServer(): McpServer {
+  const server = new McpServer({ name: 'files', version: '1.0.0' });
+  server.registerResource('secret', 'file:///secret.txt', {}, (uri) => ({ contents: [{ uri: uri.href, text: SECRET_TEXT }] }));
+  server.registerResource('public', 'file:///public.txt', {}, (uri) => ({ contents: [{ uri: uri.href, text: 'public' }] }));
+  server.registerResource(
+    'notes',
+    new ResourceTemplate('notes://{id}', { list: undefined, complete: { id: () => ['secret-note', 'other'] } }),
+    {},
+    (uri) => ({ contents: [{ uri: uri.href, text: 'note' }] }),
+  );
+  server.registerPrompt('leak', { argsSchema: { topic: completable(z.string(), () => ['internal-plans']) } }, () => ({
+    messages: [{ role: 'user', content: { type: 'text', text: 'x' } }],
+  }));
+  return server;
+}
+
+async function startSdkUpstream(): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      const mcp = sdkServer();
+      response.on('close', () => void transport.close().then(() => mcp.close()));
+      void mcp.connect(transport).then(() => transport.handleRequest(request, response, JSON.parse(Buffer.concat(chunks).toString('utf8'))));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+function configYaml(): string {
+  const common = `authorization_servers: [${issuer.issuer}]
+    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
+    sessions: { bind: false }`;
+  return `
+public_url: ${PUBLIC}
+routes:
+  - name: files
+    path: /files/mcp
+    upstream: { url: ${sdkUpstream.url} }
+    ${common}
+    policy:
+      scopes: [mcp]
+      resources: { "file:///secret.txt": [files:secret], "notes://{id}": [notes:read] }
+      prompts: { leak: [prompts:leak] }
+  - name: recorded
+    path: /recorded/mcp
+    upstream: { url: ${recorder.url} }
+    ${common}
+    policy:
+      resources: { "file:///secret.txt": [files:secret] }
+      hide_unauthorized: true
+`;
+}
+
+const ROUTE_ONLY = 'mcp';
+const EVERYTHING = 'mcp files:secret notes:read prompts:leak';
+
+async function call(path: string, scope: string, body: unknown): Promise<Response> {
+  const token = await issuer.mint({ aud: `${PUBLIC}${path}`, scope });
+  return fetch(`${gw.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+const rpc = (method: string, params: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 7, method, params });
+const read = (uri: string) => rpc('resources/read', { uri });
+
+beforeAll(async () => {
+  issuer = await startTestIssuer();
+  sdkUpstream = await startSdkUpstream();
+  recorder = await startTestUpstream();
+  gw = await startGateway(configYaml());
+});
+
+afterAll(async () => {
+  await gw.close();
+  await Promise.all([issuer.close(), sdkUpstream.close(), recorder.close()]);
+});
+
+/** Spellings of file:///secret.txt (and one of a template resource) that the SDK server resolves to the same resource. */
+const SPELLINGS = [
+  ['upper-case scheme', 'FILE:///secret.txt'],
+  ['file://localhost', 'file://localhost/secret.txt'],
+  ['dot segment', 'file:///./secret.txt'],
+  ['double-dot segment', 'file:///x/../secret.txt'],
+  ['encoded dot segment', 'file:///x/%2E%2e/secret.txt'],
+  ['surrounding whitespace', '  file:///secret.txt\n'],
+  ['embedded tab and newline', 'file:///se\tcr\net.txt'],
+  ['backslash', 'file:///x\\..\\secret.txt'],
+] as const;
+
+describe('K1 resource policy holds for every spelling the upstream resolves to the protected resource', () => {
+  it('control: the SDK server really serves the secret under each spelling (the bypass is real without K1)', async () => {
+    for (const [, uri] of SPELLINGS) {
+      const response = await call('/files/mcp', EVERYTHING, read(uri));
+      expect(response.status, uri).toBe(200);
+      expect(await response.text(), uri).toContain(SECRET_TEXT);
+    }
+  });
+
+  it.each(SPELLINGS)('K1 %s → 403 naming the resource scope', async (_name, uri) => {
+    const response = await call('/files/mcp', ROUTE_ONLY, read(uri));
+    expect(response.status).toBe(403);
+    expect(response.headers.get('www-authenticate')).toContain('scope="mcp files:secret"');
+  });
+
+  it('K1 another resource stays reachable with the route scope only', async () => {
+    const response = await call('/files/mcp', ROUTE_ONLY, read('file:///public.txt'));
+    expect(response.status).toBe(200);
+  });
+
+  it.each([
+    ['no scheme', 'secret.txt'],
+    ['bad port', 'http://host:99999/x'],
+    ['empty', ''],
+  ])('K1 a URI that does not parse, on a route with resource policies → 400 JSON-RPC -32602 (%s)', async (_name, uri) => {
+    const before = recorder.requests.length;
+    const response = await call('/recorded/mcp', 'files:secret', read(uri));
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32602 } });
+    expect(recorder.requests.length).toBe(before);
+  });
+});
+
+describe('K2 every method that names a protected object is held to its policy', () => {
+  it.each([
+    ['resources/subscribe', rpc('resources/subscribe', { uri: 'file:///secret.txt' }), 'mcp files:secret'],
+    ['resources/unsubscribe', rpc('resources/unsubscribe', { uri: 'FILE:///x/../secret.txt' }), 'mcp files:secret'],
+    ['completion/complete ref/prompt', rpc('completion/complete', { ref: { type: 'ref/prompt', name: 'leak' }, argument: { name: 'topic', value: '' } }), 'mcp prompts:leak'],
+    ['completion/complete ref/resource', rpc('completion/complete', { ref: { type: 'ref/resource', uri: 'notes://{id}' }, argument: { name: 'id', value: '' } }), 'mcp notes:read'],
+    ['completion/complete with an unreadable ref → prompt and resource scopes', rpc('completion/complete', { ref: { type: 'ref/other' }, argument: { name: 'x', value: '' } }), 'mcp prompts:leak files:secret notes:read'],
+  ])('K2 %s → 403 naming every needed scope', async (_name, body, scopes) => {
+    const response = await call('/files/mcp', ROUTE_ONLY, body);
+    expect(response.status).toBe(403);
+    expect(response.headers.get('www-authenticate')).toContain(`scope="${scopes}"`);
+  });
+
+  it('control: with the scopes, the completion reaches the SDK server and completes the prompt argument', async () => {
+    const response = await call(
+      '/files/mcp',
+      EVERYTHING,
+      rpc('completion/complete', { ref: { type: 'ref/prompt', name: 'leak' }, argument: { name: 'topic', value: '' } }),
+    );
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('internal-plans');
+  });
+});
+
+describe('K5 a message whose JSON-RPC shape policy cannot trust is refused before the upstream', () => {
+  it.each([
+    ['object id', '{"jsonrpc":"2.0","id":{},"method":"resources/list"}'],
+    ['array id', '{"jsonrpc":"2.0","id":[1],"method":"resources/list"}'],
+    ['boolean id', '{"jsonrpc":"2.0","id":true,"method":"resources/list"}'],
+    ['non-string method', '{"jsonrpc":"2.0","id":1,"method":["resources/read"],"params":{"uri":"file:///secret.txt"}}'],
+    ['scalar params', '{"jsonrpc":"2.0","id":1,"method":"resources/list","params":"x"}'],
+    ['no jsonrpc member', '{"id":1,"method":"resources/list"}'],
+    ['jsonrpc 1.0', '{"jsonrpc":"1.0","id":1,"method":"resources/list"}'],
+    ['response with result and error', '{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}'],
+    ['neither request nor response', '{"jsonrpc":"2.0","id":1}'],
+  ])('K5 %s → 400 JSON-RPC -32600, nothing forwarded', async (_name, body) => {
+    const before = recorder.requests.length;
+    const response = await call('/recorded/mcp', 'files:secret', body);
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+    expect(recorder.requests.length).toBe(before);
+  });
+
+  it('K5 control: the same list request with a valid id is forwarded and filtered', async () => {
+    recorder.respondWith((request, response) => {
+      response.setHeader('content-type', 'application/json');
+      const { id } = JSON.parse(request.body) as { id: unknown };
+      response.end(JSON.stringify({ jsonrpc: '2.0', id, result: { resources: [{ uri: 'FILE:///secret.txt', name: 's' }, { uri: 'file:///ok', name: 'o' }] } }));
+    });
+    const response = await call('/recorded/mcp', ROUTE_ONLY, '{"jsonrpc":"2.0","id":"x","method":"resources/list"}');
+    expect(response.status).toBe(200);
+    const listed = ((await response.json()) as { result: { resources: { name: string }[] } }).result.resources.map((entry) => entry.name);
+    // K1 in list filtering too: the upper-case spelling of the secret is hidden.
+    expect(listed).toEqual(['o']);
+  });
+});
