@@ -95,6 +95,7 @@ function compileRoute(raw: RawRoute, publicUrl: string): PartialRoute {
         ttl: raw.upstream.identity.ttl,
         audience: raw.upstream.identity.audience ?? new URL(raw.upstream.url).origin,
       },
+      forwardHeaders: immutableSet(raw.upstream.forward_headers.map((name) => name.toLowerCase())),
       connectTimeout: raw.upstream.timeouts.connect,
       headersTimeout: raw.upstream.timeouts.headers,
       bodyIdleTimeout: raw.upstream.timeouts.body_idle,

@@ -53,6 +53,15 @@ export function headerNameProblem(name: string): string | undefined {
   return undefined;
 }
 
+/**
+ * A client header an operator forwards: a header name the gateway does not manage, without `_` (an underscore
+ * twin of another header is never forwarded, src/proxy/headers.ts).
+ */
+export function forwardedHeaderProblem(name: string): string | undefined {
+  if (name.includes('_')) return 'must not contain "_" (such headers are never forwarded)';
+  return headerNameProblem(name);
+}
+
 /** Secret header values: visible ASCII and inner spaces/tabs only, so they cannot split or end a header. */
 export function headerValueProblem(value: string): string | undefined {
   if (!/^[\x21-\x7E]([\x20-\x7E\t]*[\x21-\x7E])?$/.test(value)) {

@@ -5,6 +5,7 @@ import {
   ROUTE_NAME_PATTERN,
   SCOPE_PATTERN,
   bearerTokenProblem,
+  forwardedHeaderProblem,
   headerNameProblem,
   headerValueProblem,
   originProblem,
@@ -181,6 +182,12 @@ const upstream = z
       .describe('MCP endpoint of the upstream server; http is allowed (typically a pod-local service).'),
     auth: upstreamAuth,
     identity: identity.optional(),
+    forward_headers: z
+      .array(z.string().superRefine(rule(forwardedHeaderProblem)))
+      .default([])
+      .describe(
+        'Client request headers forwarded to the upstream on top of the built-in allowlist (README: "Headers the upstream receives"), e.g. [X-MCP-Toolsets]. Values come from the client unverified. Default: [].',
+      ),
     timeouts: z
       .strictObject({
         connect: duration('5s', 'Time to establish the TCP/TLS connection.', { min: MIN_TIMEOUT_MS }),

@@ -44,6 +44,8 @@ export interface UpstreamSettings {
   readonly auth: UpstreamAuth;
   /** Identity assertion sent upstream; absent → none. */
   readonly identity: IdentitySettings | undefined;
+  /** Client headers forwarded beyond the built-in allowlist, lowercase. */
+  readonly forwardHeaders: ReadonlySet<string>;
   /** Time to establish the TCP/TLS connection. */
   readonly connectTimeout: Milliseconds;
   /** Time from sending the request to receiving response headers (→ 504). */

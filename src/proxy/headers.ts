@@ -1,7 +1,7 @@
 export type IncomingHeaders = Readonly<Record<string, string | string[] | undefined>>;
 export type OutgoingHeaders = Record<string, string | string[]>;
 
-/** Connection-scoped headers (RFC 9110 §7.6.1) plus those undici refuses or the proxy sets itself. */
+/** Connection-scoped headers (RFC 9110 §7.6.1), never relayed from the upstream's answer. */
 const HOP_BY_HOP = [
   'connection',
   'keep-alive',
@@ -14,66 +14,25 @@ const HOP_BY_HOP = [
 ] as const;
 
 /**
- * Request headers never forwarded upstream, by exact lowercase name (exported for the operator docs).
- * - credentials meant for the gateway: the client token never passes through (checklist F1). Cookies are
- *   dropped too: MCP clients do not use them, so a cookie can only be a browser's ambient gateway-origin one.
- * - identity and client-address headers an upstream behind other proxies may trust (checklist F3).
- * - `host` (the proxy sets the upstream's) and `expect` (the body is already read; undici rejects it).
+ * Request headers forwarded to the upstream by default (checklist K6): what an MCP server needs to read the request
+ * and answer it, and nothing that could carry identity or routing an upstream behind other proxies might trust.
+ * Everything else a client sends is dropped; a route adds names with `upstream.forward_headers`. Content-Length is
+ * counted by undici, Host set for the upstream, X-Request-Id set to the gateway's own request id.
  */
-export const STRIPPED_REQUEST_HEADERS: readonly string[] = [
-  ...HOP_BY_HOP,
-  'host',
-  'expect',
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'x-api-key',
-  'x-auth-token',
-  'x-access-token',
-  'x-id-token',
-  'forwarded',
-  'x-real-ip',
-  'x-client-ip',
-  'x-cluster-client-ip',
-  'true-client-ip',
-  'client-ip',
-  'cf-connecting-ip',
-  'x-original-forwarded-for',
-  'x-user',
-  'x-user-id',
-  'x-user-email',
-  'x-email',
-  'x-userinfo',
-  'x-remote-user',
-  'remote-user',
-  'x-authenticated-user',
-  'x-auth-user',
-  'x-ssl-client-cert',
-  'x-ssl-client-dn',
-  'x-ssl-client-verify',
-  'x-client-cert',
-  'x-client-verify',
-  'ssl-client-cert',
-  'ssl-client-verify',
-  'cf-access-jwt-assertion',
-  'cf-access-authenticated-user-email',
-  'x-goog-iap-jwt-assertion',
+export const FORWARDED_REQUEST_HEADERS: readonly string[] = [
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'content-type',
+  'user-agent',
+  'last-event-id',
+  // W3C Trace Context, so a trace continues through the gateway.
+  'traceparent',
+  'tracestate',
 ];
 
-/**
- * Request header name prefixes never forwarded: forwarding and auth-proxy identity families (oauth2-proxy,
- * Envoy jwt_authn, AWS ALB, Google IAP, Azure EasyAuth), and `x-mcp-*`, which upstreams have used for users.
- */
-export const STRIPPED_REQUEST_HEADER_PREFIXES: readonly string[] = [
-  'x-forwarded-',
-  'x-auth-request-',
-  'x-mcp-',
-  'x-jwt-',
-  'x-amzn-oidc-',
-  'x-goog-authenticated-user-',
-  'x-ms-client-principal',
-  'x-ms-token-',
-];
+/** Request header name prefixes forwarded by default: the MCP transport's own headers (`Mcp-Session-Id`, `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`). */
+export const FORWARDED_REQUEST_HEADER_PREFIXES: readonly string[] = ['mcp-'];
 
 /**
  * Response headers never relayed to the client: challenges from the upstream's own authorization (the client
@@ -89,7 +48,8 @@ const STRIPPED_RESPONSE_HEADERS: ReadonlySet<string> = new Set([
 ]);
 const STRIPPED_RESPONSE_HEADER_PREFIXES: readonly string[] = ['access-control-'];
 
-const STRIPPED_REQUEST_SET: ReadonlySet<string> = new Set(STRIPPED_REQUEST_HEADERS);
+const FORWARDED_REQUEST_SET: ReadonlySet<string> = new Set(FORWARDED_REQUEST_HEADERS);
+const NO_EXTRA_HEADERS: ReadonlySet<string> = new Set();
 
 function hasPrefix(name: string, prefixes: readonly string[]): boolean {
   for (const prefix of prefixes) if (name.startsWith(prefix)) return true;
@@ -106,51 +66,54 @@ function connectionOptions(value: string | string[] | undefined): ReadonlySet<st
 }
 
 /**
- * Copies the headers that are neither `dropped` nor nominated in `Connection`, names lowercased. Node and undici
- * give lowercase names, so `Connection` is one property read; `Object.keys` instead of `Object.entries` saves an
- * array per header.
+ * Copies the headers `kept` accepts and `Connection` does not nominate, names lowercased. Node and undici give
+ * lowercase names, so `Connection` is one property read; `Object.keys` instead of `Object.entries` saves an array
+ * per header.
  */
-function filterHeaders(headers: IncomingHeaders, dropped: (name: string) => boolean): OutgoingHeaders {
+function filterHeaders(headers: IncomingHeaders, kept: (name: string) => boolean): OutgoingHeaders {
   const nominated = connectionOptions(headers.connection);
-  const kept: OutgoingHeaders = {};
+  const copy: OutgoingHeaders = {};
   for (const rawName of Object.keys(headers)) {
     const value = headers[rawName];
     if (value === undefined) continue;
     const name = rawName.toLowerCase();
-    if (nominated.has(name) || dropped(name)) continue;
-    kept[name] = value;
+    if (nominated.has(name) || !kept(name)) continue;
+    copy[name] = value;
   }
-  return kept;
+  return copy;
 }
 
 /**
- * Every name containing `_` is dropped: nginx ignores them by default and CGI/WSGI-style servers read
- * `x_forwarded_user` and `x-forwarded-user` (or `mcp_session_id` and `mcp-session-id`) as one variable, so an
- * underscore twin could smuggle a value past every check here.
+ * The allowlist. A name containing `_` is never forwarded, even when configured: nginx ignores such names by
+ * default and CGI/WSGI-style servers read `mcp_session_id` and `mcp-session-id` as one variable, so an underscore
+ * twin could smuggle a value past every check here.
  */
-function droppedRequestHeader(name: string): boolean {
-  return name.includes('_') || STRIPPED_REQUEST_SET.has(name) || hasPrefix(name, STRIPPED_REQUEST_HEADER_PREFIXES);
+function forwardedRequestHeader(name: string, extra: ReadonlySet<string>): boolean {
+  if (name.includes('_')) return false;
+  return FORWARDED_REQUEST_SET.has(name) || hasPrefix(name, FORWARDED_REQUEST_HEADER_PREFIXES) || extra.has(name);
 }
 
-function droppedResponseHeader(name: string): boolean {
-  return STRIPPED_RESPONSE_HEADERS.has(name) || hasPrefix(name, STRIPPED_RESPONSE_HEADER_PREFIXES);
+function keptResponseHeader(name: string): boolean {
+  return !STRIPPED_RESPONSE_HEADERS.has(name) && !hasPrefix(name, STRIPPED_RESPONSE_HEADER_PREFIXES);
 }
 
 /**
- * Headers sent to the upstream (ARCHITECTURE step 7): the client's, minus credentials, identity claims,
- * underscore names and hop-by-hop headers, plus the upstream credential. The credential goes in last, so nothing
- * the client sends — `Connection: authorization` included — removes it.
+ * Headers sent to the upstream (ARCHITECTURE step 7): the client's headers on the allowlist (plus the route's
+ * `upstream.forward_headers`, lowercase), then what the gateway sets itself (the upstream credential, the
+ * identity assertion, the request id). Those go in last, so nothing the client sends — `Connection:
+ * authorization` included — removes them.
  */
 export function upstreamRequestHeaders(
   clientHeaders: IncomingHeaders,
-  credential: Readonly<Record<string, string>>,
+  injected: Readonly<Record<string, string>>,
+  extraForwarded: ReadonlySet<string> = NO_EXTRA_HEADERS,
 ): OutgoingHeaders {
-  const headers = filterHeaders(clientHeaders, droppedRequestHeader);
-  for (const [name, value] of Object.entries(credential)) headers[name.toLowerCase()] = value;
+  const headers = filterHeaders(clientHeaders, (name) => forwardedRequestHeader(name, extraForwarded));
+  for (const [name, value] of Object.entries(injected)) headers[name.toLowerCase()] = value;
   return headers;
 }
 
 /** Headers relayed from the upstream's response to the client. */
 export function upstreamResponseHeaders(upstreamHeaders: IncomingHeaders): OutgoingHeaders {
-  return filterHeaders(upstreamHeaders, droppedResponseHeader);
+  return filterHeaders(upstreamHeaders, keptResponseHeader);
 }

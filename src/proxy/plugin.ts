@@ -50,12 +50,12 @@ function upstreamPath(upstream: URL, requestUrl: string): string {
 }
 
 /**
- * The request headers for the upstream. Content-Length is left to undici, which counts the body it sends (a
+ * The request headers for the upstream. Content-Length is not on the allowlist: undici counts the body it sends (a
  * chunked request arrives without one; a body on a method that forwards none must not announce one).
  */
 function outgoingHeaders(request: FastifyRequest, state: McpRequestState, forwardsBody: boolean, listFiltered: boolean) {
-  const headers = upstreamRequestHeaders(request.headers, state.upstreamCredential);
-  delete headers['content-length'];
+  const injected = { ...state.upstreamCredential, 'x-request-id': request.id };
+  const headers = upstreamRequestHeaders(request.headers, injected, state.entry.route.upstream.forwardHeaders);
   if (forwardsBody) headers['content-type'] ??= 'application/json';
   else delete headers['content-type'];
   // The list filter has to read the answer: ask for it uncompressed.

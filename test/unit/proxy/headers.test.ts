@@ -4,14 +4,16 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import {
-  STRIPPED_REQUEST_HEADER_PREFIXES,
-  STRIPPED_REQUEST_HEADERS,
+  FORWARDED_REQUEST_HEADER_PREFIXES,
+  FORWARDED_REQUEST_HEADERS,
   upstreamRequestHeaders,
   upstreamResponseHeaders,
 } from '../../../src/proxy/headers.js';
 
 const CREDENTIAL = { authorization: 'Bearer upstream-secret' } as const;
 const CLIENT_TOKEN = 'client-token-canary';
+/** A route's `upstream.forward_headers`, for the Connection cases. */
+const EXTRA: ReadonlySet<string> = new Set(['x-foo', 'x-bar', 'x-a', 'x-b', 'x-c']);
 
 describe('upstreamRequestHeaders', () => {
   it.each([
@@ -76,19 +78,68 @@ describe('upstreamRequestHeaders', () => {
     expect(headers).toEqual({ 'mcp-session-id': 'mine' });
   });
 
-  it('preserves MCP and content headers unchanged', () => {
+  it('K6 forwards the MCP, content-negotiation and trace headers unchanged', () => {
     const client: IncomingHttpHeaders = {
       accept: 'application/json, text/event-stream',
+      'accept-encoding': 'gzip',
+      'accept-language': 'de',
       'content-type': 'application/json',
-      'content-length': '42',
       'mcp-session-id': 'abc-123',
       'mcp-protocol-version': '2025-11-25',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'add',
+      'mcp-param-region': 'eu',
       'last-event-id': 'evt-9',
       'user-agent': 'mcp-client/1.0',
-      origin: 'https://app.example.com',
-      'accept-encoding': 'gzip',
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      tracestate: 'vendor=1',
     };
     expect(upstreamRequestHeaders(client, CREDENTIAL)).toEqual({ ...client, ...CREDENTIAL });
+  });
+
+  it.each([
+    'X-Authenticated-Userid',
+    'X-Original-URL',
+    'X-Rewrite-URL',
+    'X-Original-URI',
+    'X-HTTP-Method-Override',
+    'X-HTTP-Method',
+    'X-Method-Override',
+    'X-Consumer-Username',
+    'X-Consumer-ID',
+    'X-Credential-Identifier',
+    'X-Userinfo',
+    'X-Tenant-Id',
+    'X-Envoy-Original-Path',
+    'X-Envoy-Peer-Metadata',
+    'X-Istio-Attributes',
+    'X-Pomerium-Jwt-Assertion',
+    'X-Kong-Request-Id',
+    'Baggage',
+    'Origin',
+    'Referer',
+    'Content-Length',
+    'Content-Encoding',
+    'Via',
+    'Cache-Control',
+    'If-None-Match',
+    'Range',
+    'X-Request-Id',
+    'X-Anything-Else',
+  ])('K6 drops %s: not on the forwarding allowlist', (name) => {
+    const headers = upstreamRequestHeaders({ [name]: 'admin', accept: '*/*' }, CREDENTIAL);
+    expect(headers).toEqual({ accept: '*/*', ...CREDENTIAL });
+  });
+
+  it('K6 a route\'s forward_headers adds names (lowercase), never underscore twins of them', () => {
+    const extra = new Set(['x-mcp-toolsets']);
+    const headers = upstreamRequestHeaders({ 'X-MCP-Toolsets': 'repos,issues', x_mcp_toolsets: 'all', 'x-mcp-readonly': '1' }, {}, extra);
+    expect(headers).toEqual({ 'x-mcp-toolsets': 'repos,issues' });
+  });
+
+  it('K6 the gateway\'s own headers (request id, credential, identity) replace any client value', () => {
+    const headers = upstreamRequestHeaders({ 'x-request-id': 'forged', 'x-gateway-identity': 'forged' }, { 'x-request-id': 'req-1', 'x-gateway-identity': 'signed' }, new Set(['x-gateway-identity']));
+    expect(headers).toEqual({ 'x-request-id': 'req-1', 'x-gateway-identity': 'signed' });
   });
 
   it.each(['Connection', 'Keep-Alive', 'Proxy-Connection', 'TE', 'Trailer', 'Transfer-Encoding', 'Upgrade', 'HTTP2-Settings', 'Host', 'Expect'])(
@@ -102,6 +153,7 @@ describe('upstreamRequestHeaders', () => {
     const headers = upstreamRequestHeaders(
       { connection: 'authorization, X-Foo', 'x-foo': 'bar', 'x-bar': 'kept', authorization: `Bearer ${CLIENT_TOKEN}` },
       CREDENTIAL,
+      EXTRA,
     );
     expect(headers).toEqual({ 'x-bar': 'kept', ...CREDENTIAL });
   });
@@ -112,37 +164,29 @@ describe('upstreamRequestHeaders', () => {
   });
 
   it('Connection given as several values removes every nominated header', () => {
-    const headers = upstreamRequestHeaders({ connection: ['x-a', ' x-b ,'], 'x-a': '1', 'x-b': '2', 'x-c': '3' }, {});
+    const headers = upstreamRequestHeaders({ connection: ['x-a', ' x-b ,'], 'x-a': '1', 'x-b': '2', 'x-c': '3' }, {}, EXTRA);
     expect(headers).toEqual({ 'x-c': '3' });
   });
 
   it('Connection tokens are trimmed, case-insensitive, and empty ones nominate nothing', () => {
-    const headers = upstreamRequestHeaders({ connection: ' , X-A ,,\tx-b\t, ', 'x-a': '1', 'x-b': '2', 'x-c': '3' }, {});
+    const headers = upstreamRequestHeaders({ connection: ' , X-A ,,\tx-b\t, ', 'x-a': '1', 'x-b': '2', 'x-c': '3' }, {}, EXTRA);
     expect(headers).toEqual({ 'x-c': '3' });
   });
 
   it('a request without Connection is not affected by an earlier one that had it', () => {
-    expect(upstreamRequestHeaders({ connection: 'x-foo', 'x-foo': 'a', 'x-bar': 'b' }, {})).toEqual({ 'x-bar': 'b' });
-    expect(upstreamRequestHeaders({ 'x-foo': 'a', 'x-bar': 'b' }, {})).toEqual({ 'x-foo': 'a', 'x-bar': 'b' });
+    expect(upstreamRequestHeaders({ connection: 'x-foo', 'x-foo': 'a', 'x-bar': 'b' }, {}, EXTRA)).toEqual({ 'x-bar': 'b' });
+    expect(upstreamRequestHeaders({ 'x-foo': 'a', 'x-bar': 'b' }, {}, EXTRA)).toEqual({ 'x-foo': 'a', 'x-bar': 'b' });
   });
 
   it('keeps multi-valued headers and skips undefined values', () => {
-    expect(upstreamRequestHeaders({ 'x-multi': ['a', 'b'], 'x-none': undefined }, {})).toEqual({ 'x-multi': ['a', 'b'] });
+    expect(upstreamRequestHeaders({ 'x-multi': ['a', 'b'], 'x-none': undefined }, {}, new Set(['x-multi', 'x-none']))).toEqual({ 'x-multi': ['a', 'b'] });
   });
 
-  it('documents what it strips: every exported name and prefix is actually dropped', () => {
-    const names = [...STRIPPED_REQUEST_HEADERS, ...STRIPPED_REQUEST_HEADER_PREFIXES.map((prefix) => `${prefix}probe`)];
+  it('documents what it forwards: every exported name and prefix actually passes', () => {
+    const names = [...FORWARDED_REQUEST_HEADERS, ...FORWARDED_REQUEST_HEADER_PREFIXES.map((prefix) => `${prefix}probe`)];
     const probe: Record<string, string> = Object.fromEntries(names.map((name) => [name, 'x']));
-    expect(upstreamRequestHeaders(probe, {})).toEqual({});
+    expect(upstreamRequestHeaders(probe, {})).toEqual(probe);
   });
-
-  it.each(['mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'accept', 'content-type', 'user-agent', 'mcp-method', 'mcp-name'])(
-    'the strip lists never catch MCP header %s',
-    (name) => {
-      expect(STRIPPED_REQUEST_HEADERS).not.toContain(name);
-      expect(STRIPPED_REQUEST_HEADER_PREFIXES.some((prefix) => name.startsWith(prefix))).toBe(false);
-    },
-  );
 });
 
 describe('upstreamResponseHeaders', () => {
