@@ -33,6 +33,16 @@ declare module 'fastify' {
 }
 
 const MCP_METHODS = new Set(['GET', 'POST', 'DELETE']);
+const ALLOWED_METHODS = 'GET, POST, DELETE, OPTIONS';
+
+/**
+ * A CORS preflight (an OPTIONS with Origin and Access-Control-Request-Method): browsers send it without
+ * credentials, so it is answered before authentication. Any other request on an MCP path, OPTIONS and HEAD
+ * included, authenticates first (checklist K7).
+ */
+function isPreflight(request: FastifyRequest, origin: string | undefined): boolean {
+  return request.method === 'OPTIONS' && origin !== undefined && request.headers['access-control-request-method'] !== undefined;
+}
 
 export function requestPath(url: string): string {
   const queryStart = url.indexOf('?');
@@ -86,14 +96,12 @@ export function authenticateHook(current: (request: FastifyRequest) => Runtime):
       scopes: new Set(),
     };
 
-    const cors = corsDecision(entry.route.cors, singleHeader(request, 'origin'));
+    const origin = singleHeader(request, 'origin');
+    const cors = corsDecision(entry.route.cors, origin);
     if (!cors.allowed) throw new GatewayError('origin_forbidden');
     void reply.headers(cors.headers);
-    if (request.method === 'OPTIONS') {
+    if (isPreflight(request, origin)) {
       return reply.code(204).headers(preflightHeaders(entry.route.cors)).send();
-    }
-    if (!MCP_METHODS.has(request.method)) {
-      return reply.code(405).header('allow', 'GET, POST, DELETE, OPTIONS').send();
     }
 
     if (carriesTokenOutsideHeader(request)) throw new GatewayError('invalid_request', { reason: 'token_outside_header' });
@@ -107,6 +115,10 @@ export function authenticateHook(current: (request: FastifyRequest) => Runtime):
         throw new GatewayError('invalid_token', { reason: 'token_too_long' });
       case 'token': {
         const auth = await entry.verifier.verify(extraction.token);
+        // Checklist K7: which methods exist is only told to an authenticated caller.
+        if (!MCP_METHODS.has(request.method)) {
+          return reply.code(request.method === 'OPTIONS' ? 204 : 405).header('allow', ALLOWED_METHODS).send();
+        }
         request.mcp.auth = auth;
         subjectTokens.set(request, extraction.token);
         await entry.rateLimiter?.take(auth);

@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { METHODS } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { pipeline, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -169,8 +170,13 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
     done(limit !== undefined && body.length > limit ? new GatewayError('payload_too_large') : null, body);
   });
 
+  // Every method Node parses reaches the MCP hooks, so none is refused before authentication (checklist K7).
+  // CONNECT never becomes a request: Node hands it to the server's 'connect' event, which the gateway leaves unset.
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
+  }
   app.route({
-    method: ['GET', 'POST', 'DELETE', 'OPTIONS', 'PUT', 'PATCH', 'HEAD'],
+    method: app.supportedMethods.filter((method) => method !== 'CONNECT'),
     url: '/*',
     exposeHeadRoute: false,
     bodyLimit: options.maxBodyBytes,
