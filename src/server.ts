@@ -19,7 +19,7 @@ import { createSseStreams } from './observability/sse-streams.js';
 import { timedVerifiers } from './observability/verifier-timing.js';
 import { registerProxyRoutes } from './proxy/plugin.js';
 import { createGeneration, retireGeneration, warmGeneration } from './reload/generation.js';
-import { registerRuntimeBodyLimit, registerRuntimePinning } from './reload/plugin.js';
+import { registerPendingRequests, registerRuntimeBodyLimit, registerRuntimePinning, type PendingRequest } from './reload/plugin.js';
 import { restartOnlyChanges } from './reload/restart-only.js';
 import { createRuntimeSwitch } from './reload/runtime-switch.js';
 import { shutdown } from './reload/shutdown.js';
@@ -72,12 +72,42 @@ function challengeContext(request: FastifyRequest): ChallengeContext | undefined
   return entry && { metadataUrl: entry.route.metadataUrl, challengeScopes: entry.challengeScopes };
 }
 
+/** The request announced a body (Content-Length other than 0, or chunked). */
+function declaresBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): void {
   const response = errorResponse(error, challengeContext(request), request.mcp?.jsonRpcId ?? null);
   const level = error.code === 'auth_unavailable' || error.code.startsWith('upstream_') ? 'warn' : 'info';
   request.log[level]({ code: error.code, reason: error.reason, route: request.mcp?.entry.route.name }, 'request refused');
-  void reply.code(response.statusCode).headers(response.headers).send(response.body);
+  // Refused before its body was read (checklist K10): the connection closes after the answer, so the gateway
+  // never reads, or waits for, a body it has already refused.
+  const unreadBody = request.body === undefined && declaresBody(request);
+  void reply
+    .code(response.statusCode)
+    .headers(unreadBody ? { ...response.headers, connection: 'close' } : response.headers)
+    .send(response.body);
 }
+
+/** Resolves when `reply` has been written out and closed, or after `withinMs` at the latest. */
+function closedWithin(reply: FastifyReply, withinMs: number): Promise<void> {
+  if (reply.raw.closed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, withinMs);
+    reply.raw.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** How often Node looks for requests past `limits.body_timeout` / `limits.header_timeout`. */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+
+/** How long the 503s sent at the shutdown deadline may take to reach their clients before connections are cut. */
+const DEADLINE_ANSWER_MS = 1_000;
 
 /** Wires the plugins; never listens (tests and main.ts decide where). */
 export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
@@ -110,11 +140,15 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     },
     requestIdHeader: false,
     bodyLimit: config.limits.maxBodyBytes,
-    // SSE streams are long-lived: never cut a request by a server-side timer.
-    requestTimeout: 0,
+    // The whole request (headers and body) must arrive within this; the answer, SSE streams included, is not
+    // limited by it (Node stops the timer once the request is complete). Checklist K10.
+    requestTimeout: config.limits.bodyTimeout,
+    // Node checks those timers this often (its default, 30 s, would let a stalled body live 30 s past them).
+    http: { connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
     return503OnClosing: true,
   });
   app.decorateRequest('mcp', null);
+  app.server.headersTimeout = config.limits.headerTimeout;
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const gatewayError = toGatewayError(error);
@@ -133,6 +167,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
 
   // Before any hook that can refuse a request: every request is pinned, counted and audited.
   const generationOf = registerRuntimePinning(app, runtimes);
+  const pending = registerPendingRequests(app);
   const runtimeOf = (request: FastifyRequest) => generationOf(request).runtime;
   registerRequestObservers(app, { metrics, streams, runtimeOf });
   app.addHook('onRequest', (request, _reply, done) => {
@@ -176,14 +211,23 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
       }
       metrics.configReload('success');
       deps.logger.level = next.logLevel;
+      app.server.requestTimeout = next.limits.bodyTimeout;
+      app.server.headersTimeout = next.limits.headerTimeout;
       const ignored = restartOnlyChanges(config, next);
       if (ignored.length > 0) deps.logger.warn({ paths: ignored }, 'config reload: these settings take effect after a restart');
     },
     close: () => {
       closing ??= (async () => {
+        const refuse = ([request, reply]: PendingRequest) => sendError(request, reply, new GatewayError('draining'));
         const result = await shutdown({
           drain: () => {
             draining = true;
+          },
+          refuseHalfSent: () => pending.halfSent().forEach(refuse),
+          answerUnanswered: async () => {
+            const unanswered = pending.unanswered();
+            unanswered.forEach(refuse);
+            await Promise.all(unanswered.map(([, reply]) => closedWithin(reply, DEADLINE_ANSWER_MS)));
           },
           streams,
           idle: runtimes.idle,

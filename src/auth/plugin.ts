@@ -121,6 +121,12 @@ export function authenticateHook(current: (request: FastifyRequest) => Runtime):
         }
         request.mcp.auth = auth;
         subjectTokens.set(request, extraction.token);
+        // The route's own scopes need no body: a caller without them is refused before it is read (K10).
+        const { policy } = entry.route;
+        request.mcp.scopes = effectiveScopes(auth.scopes, policy.implies);
+        if (missingScopes(policy.scopes, request.mcp.scopes).length > 0) {
+          throw new GatewayError('insufficient_scope', { requiredScopes: requiredScopes(policy, undefined) });
+        }
         await entry.rateLimiter?.take(auth);
         request.mcp.sessionId = await checkSession(request, entry, auth);
         return undefined;
@@ -174,7 +180,6 @@ export function authorizeHook(): preHandlerAsyncHookHandler {
     if (message && hasUnparsableResourceUri(policy, message)) {
       throw new GatewayError('invalid_params', { reason: 'unparsable_resource_uri' });
     }
-    state.scopes = effectiveScopes(auth.scopes, policy.implies);
     const required = requiredScopes(policy, message);
     if (missingScopes(required, state.scopes).length > 0) {
       throw new GatewayError('insufficient_scope', { requiredScopes: required });

@@ -445,6 +445,23 @@ export const configSchema = z
       .strictObject({
         max_body_bytes: z.number().int().positive().default(1_048_576).describe('Largest POST body. Default: 1048576.'),
         max_token_bytes: z.number().int().positive().default(8192).describe('Longest bearer token. Default: 8192.'),
+        body_timeout: duration(
+          '30s',
+          'Longest time to receive a whole request, headers and body (then 408 and the connection is closed). Streams the gateway sends are not limited by it.',
+          { min: 1_000, max: 600_000 },
+        ),
+        header_timeout: duration('10s', 'Longest time to receive the request headers; at most body_timeout.', { min: 1_000, max: 600_000 }),
+        max_streams_per_principal: z
+          .number()
+          .int()
+          .positive()
+          .default(64)
+          .describe('SSE streams one principal (issuer, subject, client) may hold open on this gateway process; beyond: 429. Default: 64.'),
+      })
+      .superRefine((value, ctx) => {
+        if (value.header_timeout > value.body_timeout) {
+          ctx.addIssue({ code: 'custom', path: ['header_timeout'], message: 'must not be longer than body_timeout' });
+        }
       })
       .prefault({})
       .describe('Request limits.'),

@@ -205,6 +205,12 @@ export interface LimitSettings {
   readonly maxBodyBytes: number;
   /** Longest accepted bearer token; longer → 401 invalid_token without decoding. */
   readonly maxTokenBytes: number;
+  /** Longest time to receive a whole request (Node's requestTimeout); then 408 and the connection closes. */
+  readonly bodyTimeout: Milliseconds;
+  /** Longest time to receive the request headers (Node's headersTimeout). */
+  readonly headerTimeout: Milliseconds;
+  /** SSE streams one principal may hold open on this process; beyond → 429. */
+  readonly maxStreamsPerPrincipal: number;
 }
 
 /** The admin listener (metrics, health); never the main listener. */

@@ -189,12 +189,14 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       const forwardsBody = request.method === 'POST';
 
       // A client that goes away before the answer is complete aborts the upstream request, even before headers
-      // (checklist I6). undici also takes an EventEmitter as its signal: cheaper per request than AbortController.
+      // (checklist I6), and so does an answer the gateway gave itself meanwhile (503 at the shutdown deadline).
+      // undici also takes an EventEmitter as its signal: cheaper per request than AbortController.
       const upstreamAbort = new EventEmitter();
       let clientGone = false;
+      let upstreamAnswered = false;
       reply.raw.once('close', () => {
-        if (reply.raw.writableFinished) return;
-        clientGone = true;
+        if (reply.raw.writableFinished && upstreamAnswered) return;
+        clientGone = !reply.raw.writableFinished;
         upstreamAbort.emit('abort');
       });
 
@@ -210,14 +212,19 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
           signal: upstreamAbort,
         });
       } catch (error) {
-        if (clientGone) return reply;
+        if (clientGone || reply.sent) return reply;
         const code = classifyUpstreamFailure(error);
         options.onUpstreamResult?.(request, code === 'upstream_timeout' ? 'timeout' : 'unreachable', performance.now() - startedAt);
         options.sendError(request, reply, new GatewayError(code, { reason: 'upstream_request_failed', cause: error }));
         return reply;
       }
 
+      upstreamAnswered = true;
       options.onUpstreamResult?.(request, response.statusCode, performance.now() - startedAt);
+      if (reply.sent) {
+        discard(response.body);
+        return reply;
+      }
       if (UPSTREAM_AUTH_FAILURES.has(response.statusCode)) {
         // Read and dropped (not destroyed), so the pooled connection stays usable.
         response.body.dump().catch(() => undefined);

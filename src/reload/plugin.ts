@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors.js';
 import type { RuntimeSwitch } from './runtime-switch.js';
 
@@ -29,4 +29,30 @@ export function registerRuntimeBodyLimit(app: FastifyInstance): void {
     const limit = request.mcp?.maxBodyBytes;
     done(limit !== undefined && Number(request.headers['content-length']) > limit ? new GatewayError('payload_too_large') : null, payload);
   });
+}
+
+/** A request on its way through the gateway, with the reply that will answer it. */
+export type PendingRequest = readonly [request: FastifyRequest, reply: FastifyReply];
+
+export interface PendingRequests {
+  /** Requests still receiving their body that nothing has answered: what shutdown refuses at once. */
+  halfSent(): PendingRequest[];
+  /** Requests whose answer has not started (no status line sent yet). */
+  unanswered(): PendingRequest[];
+}
+
+/** Tracks every request from its arrival until its response closes, for shutdown (checklist K10). */
+export function registerPendingRequests(app: FastifyInstance): PendingRequests {
+  const pending = new Set<PendingRequest>();
+  app.addHook('onRequest', (request, reply, done) => {
+    const entry: PendingRequest = [request, reply];
+    pending.add(entry);
+    reply.raw.once('close', () => pending.delete(entry));
+    done();
+  });
+  const select = (keep: (entry: PendingRequest) => boolean) => [...pending].filter(keep);
+  return {
+    halfSent: () => select(([request, reply]) => !request.raw.complete && !reply.sent),
+    unanswered: () => select(([, reply]) => !reply.sent && !reply.raw.headersSent),
+  };
 }

@@ -4,6 +4,10 @@ import type { Cancel } from './runtime-switch.js';
 export interface ShutdownSteps {
   /** Readiness turns false and new requests get 503, at once. */
   readonly drain: () => void;
+  /** Requests whose body is still arriving get 503 now and their connection closed: never waited for. */
+  readonly refuseHalfSent: () => void;
+  /** Requests nothing has answered yet get 503; resolves once those answers are written (bounded). */
+  readonly answerUnanswered: () => Promise<void>;
   readonly streams: Pick<SseStreams, 'endFrom'>;
   /** Resolves when no request is in flight. */
   readonly idle: () => Promise<void>;
@@ -26,19 +30,22 @@ function timeout(callback: () => void, delayMs: number): Cancel {
 }
 
 /**
- * Graceful stop (checklist I11): drain; end standalone GET event streams cleanly so clients reconnect elsewhere
- * with Last-Event-ID; let in-flight requests — POSTs, including POST responses streamed as SSE — finish; at the
- * grace deadline end every stream and cut what is left. Resolves once the listener is closed.
+ * Graceful stop (checklist I11, K10): drain; refuse requests still sending their body (a stalled upload must not
+ * hold the process); end standalone GET event streams cleanly so clients reconnect elsewhere with Last-Event-ID;
+ * let in-flight requests — POSTs, including POST responses streamed as SSE — finish; at the grace deadline end
+ * every stream, answer what is still unanswered with 503, and cut what is left. Resolves once the listener is
+ * closed.
  */
 export async function shutdown(steps: ShutdownSteps): Promise<ShutdownResult> {
   const schedule = steps.schedule ?? timeout;
   let result: ShutdownResult = 'clean';
   steps.drain();
+  steps.refuseHalfSent();
   steps.streams.endFrom(standaloneStream);
   const cancel = schedule(() => {
     result = 'forced';
     steps.streams.endFrom(() => true);
-    steps.dropConnections();
+    void steps.answerUnanswered().then(steps.dropConnections);
   }, steps.graceMs);
   try {
     await steps.idle();

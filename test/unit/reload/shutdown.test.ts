@@ -9,6 +9,11 @@ function steps() {
   const endedMethods: string[][] = [];
   const result: ShutdownSteps = {
     drain: () => events.push('drain'),
+    refuseHalfSent: () => events.push('refuse half-sent'),
+    answerUnanswered: () => {
+      events.push('answer unanswered');
+      return Promise.resolve();
+    },
     streams: {
       endFrom: (matches) => {
         events.push('end streams');
@@ -40,7 +45,7 @@ describe('graceful shutdown sequence', () => {
   it('I11 drains, ends GET streams only, waits for in-flight requests, then closes the listener', async () => {
     const { steps: s, events, endedMethods, releaseIdle } = steps();
     const done = shutdown(s);
-    expect(events).toEqual(['drain', 'end streams', 'deadline 20000']);
+    expect(events).toEqual(['drain', 'refuse half-sent', 'end streams', 'deadline 20000']);
     expect(endedMethods).toEqual([['GET']]);
     releaseIdle();
     expect(await done).toBe('clean');
@@ -48,12 +53,12 @@ describe('graceful shutdown sequence', () => {
     expect(events).not.toContain('drop connections');
   });
 
-  it('at the grace deadline every stream is ended and remaining connections are cut', async () => {
+  it('K10 at the grace deadline every stream is ended, unanswered requests get 503, then remaining connections are cut', async () => {
     const { steps: s, events, endedMethods, fireDeadline } = steps();
     const done = shutdown(s);
     fireDeadline();
     expect(await done).toBe('forced');
     expect(endedMethods).toEqual([['GET'], ['GET', 'POST']]);
-    expect(events.slice(-3)).toEqual(['end streams', 'drop connections', 'close listener']);
+    expect(events.slice(-4)).toEqual(['end streams', 'answer unanswered', 'drop connections', 'close listener']);
   });
 });
