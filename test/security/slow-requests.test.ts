@@ -68,11 +68,11 @@ afterAll(async () => {
 
 describe('K10 a refused request is answered and its connection closed, its body never awaited', () => {
   const cases: [string, () => Promise<string[]>, number][] = [
-    ['401 no token', async () => ['POST /calc/mcp HTTP/1.1', 'Host: gw'], 401],
-    ['401 invalid token', async () => ['POST /calc/mcp HTTP/1.1', 'Host: gw', 'Authorization: Bearer x.y.z'], 401],
-    ['400 token in the query', async () => ['POST /calc/mcp?access_token=abc HTTP/1.1', 'Host: gw'], 400],
-    ['404 unknown path', async () => ['POST /other/mcp HTTP/1.1', 'Host: gw'], 404],
-    ['403 origin not allowed', async () => ['POST /calc/mcp HTTP/1.1', 'Host: gw', 'Origin: https://evil.example'], 403],
+    ['401 no token', () => Promise.resolve(['POST /calc/mcp HTTP/1.1', 'Host: gw']), 401],
+    ['401 invalid token', () => Promise.resolve(['POST /calc/mcp HTTP/1.1', 'Host: gw', 'Authorization: Bearer x.y.z']), 401],
+    ['400 token in the query', () => Promise.resolve(['POST /calc/mcp?access_token=abc HTTP/1.1', 'Host: gw']), 400],
+    ['404 unknown path', () => Promise.resolve(['POST /other/mcp HTTP/1.1', 'Host: gw']), 404],
+    ['403 origin not allowed', () => Promise.resolve(['POST /calc/mcp HTTP/1.1', 'Host: gw', 'Origin: https://evil.example']), 403],
     ['403 missing scope', async () => ['POST /calc/mcp HTTP/1.1', 'Host: gw', `Authorization: Bearer ${await issuer.mint({ aud: `${PUBLIC}/calc/mcp`, scope: 'other', sub: 'scope-less' })}`], 403],
   ];
 
