@@ -180,7 +180,11 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
   registerJwksRoute(app, () => current().signingKey?.publicJwk);
   registerProxyRoutes(app, {
     current: runtimeOf,
-    dispatcherOf: (request) => generationOf(request).dispatcher,
+    dispatcherOf: (request, route) => {
+      const dispatcher = generationOf(request).dispatchers.get(route);
+      if (!dispatcher) throw new Error(`no upstream pool for route ${route}`);
+      return dispatcher;
+    },
     maxBodyBytes: config.limits.maxBodyBytes,
     sendError,
     onUpstreamResult: upstreamObserver(metrics),

@@ -20,8 +20,8 @@ import { classifyUpstreamFailure } from './upstream-errors.js';
 export interface ProxyRoutesOptions {
   /** The runtime this request runs on (pinned when it arrived, so a reload does not change it midway). */
   readonly current: (request: FastifyRequest) => Runtime;
-  /** The upstream connection pools of that same pinned runtime. */
-  readonly dispatcherOf: (request: FastifyRequest) => Dispatcher;
+  /** The named route's upstream connection pools, of that same pinned runtime. */
+  readonly dispatcherOf: (request: FastifyRequest, route: string) => Dispatcher;
   readonly maxBodyBytes: number;
   /** Sends a GatewayError the same way the error handler does. */
   readonly sendError: (request: FastifyRequest, reply: FastifyReply, error: GatewayError) => void;
@@ -203,7 +203,7 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       const startedAt = performance.now();
       let response: UpstreamResponse;
       try {
-        response = await options.dispatcherOf(request).request({
+        response = await options.dispatcherOf(request, state.entry.route.name).request({
           origin: upstream.origin,
           path: upstreamPath(upstream, request.url),
           method: request.method,

@@ -1,16 +1,17 @@
 import type { Agent } from 'undici';
 import type { CompiledConfig } from '../config/types.js';
-import { createUpstreamAgent } from '../proxy/upstream-agent.js';
+import { createUpstreamAgents } from '../proxy/upstream-agent.js';
 import { closeRuntime, createRuntime, type Runtime, type RuntimeServices, type VerifierFactory } from '../runtime.js';
 
 /** What one compiled config runs on: its runtime (verifiers, credentials, ...) and its upstream connection pools. */
 export interface Generation {
   readonly runtime: Runtime;
-  readonly dispatcher: Agent;
+  /** By route name. */
+  readonly dispatchers: ReadonlyMap<string, Agent>;
 }
 
 export function createGeneration(config: CompiledConfig, verifierFor: VerifierFactory, services: RuntimeServices): Generation {
-  return { runtime: createRuntime(config, verifierFor, services), dispatcher: createUpstreamAgent(config.routes) };
+  return { runtime: createRuntime(config, verifierFor, services), dispatchers: createUpstreamAgents(config.routes) };
 }
 
 /** Fetches what the verifiers need (JWKS) so readiness holds across a swap; never throws. */
@@ -20,5 +21,5 @@ export async function warmGeneration(generation: Generation): Promise<void> {
 
 /** Closes verifiers and pools; undici lets requests already dispatched on the pools finish first. */
 export async function retireGeneration(generation: Generation): Promise<void> {
-  await Promise.all([closeRuntime(generation.runtime), generation.dispatcher.close()]);
+  await Promise.all([closeRuntime(generation.runtime), ...[...generation.dispatchers.values()].map((agent) => agent.close())]);
 }
