@@ -9,15 +9,16 @@ export type ReloadTrigger = 'signal' | 'file';
 
 export type ReloadOutcome =
   | { readonly result: 'success' }
-  /** The file's bytes did not change since the last load: nothing was rebuilt. */
+  /** The file's bytes are those of the last content tried: nothing was rebuilt or reported again. */
   | { readonly result: 'unchanged' }
   | { readonly result: 'failure'; readonly problems: readonly ConfigProblem[] };
 
 export interface ConfigReloader {
   /**
-   * Reads, validates and applies the file. A file event reloads only when the bytes changed; a signal always
-   * reloads (secrets behind `${file:...}` may have changed under an identical file). Calls made while a reload
-   * runs are folded into one more reload after it.
+   * Reads, validates and applies the file. A file event reloads only when the bytes differ from the last content
+   * tried, loaded or refused, so a burst of directory events reloads nothing new and a broken file is reported
+   * once per distinct content (checklist K13); a signal always reloads (secrets behind `${file:...}` may have
+   * changed under an identical file). Calls made while a reload runs are folded into one more reload after it.
    */
   reload(trigger: ReloadTrigger): Promise<ReloadOutcome>;
 }
@@ -38,7 +39,8 @@ const sha256 = (text: string): string => createHash('sha256').update(text).diges
 /** Starts from the file's current bytes, taken to be the config the gateway was started with. */
 export async function createConfigReloader(options: ConfigReloaderOptions): Promise<ConfigReloader> {
   const { file, logger } = options;
-  let loadedHash = await readFile(file, 'utf8').then(sha256, () => undefined);
+  // The content of the last reload tried, whatever its outcome; at start, the file the gateway started with.
+  let triedHash = await readFile(file, 'utf8').then(sha256, () => undefined);
   let running: Promise<ReloadOutcome> | undefined;
   let queued: Promise<ReloadOutcome> | undefined;
   let queuedForced = false;
@@ -54,10 +56,15 @@ export async function createConfigReloader(options: ConfigReloaderOptions): Prom
     try {
       text = await readFile(file, 'utf8');
     } catch (error) {
+      // An unreadable file is one "content" per error code: reported once, not at every event.
+      const unreadable = `unreadable:${errorCode(error)}`;
+      if (!force && unreadable === triedHash) return { result: 'unchanged' };
+      triedHash = unreadable;
       return failed(trigger, [{ path: '', message: `cannot read config file ${file} (${errorCode(error)})` }]);
     }
     const hash = sha256(text);
-    if (!force && hash === loadedHash) return { result: 'unchanged' };
+    if (!force && hash === triedHash) return { result: 'unchanged' };
+    triedHash = hash;
     const parsed = parseConfig(text, { source: file, env: options.env });
     if (!parsed.ok) return failed(trigger, parsed.problems);
     try {
@@ -66,7 +73,6 @@ export async function createConfigReloader(options: ConfigReloaderOptions): Prom
       logger.error({ trigger, file, err: error }, 'config reload failed while building the new runtime; the previous config keeps serving');
       return { result: 'failure', problems: [{ path: '', message: 'the new runtime could not be built' }] };
     }
-    loadedHash = hash;
     for (const warning of parsed.config.warnings) logger.warn({ warning }, 'config warning');
     logger.info({ trigger, file, routes: parsed.config.routes.map((route) => route.name) }, 'config reloaded');
     return { result: 'success' };

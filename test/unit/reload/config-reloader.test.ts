@@ -75,7 +75,7 @@ describe('config reloader', () => {
     expect(text).not.toContain('secret-CANARY-value');
   });
 
-  it('an apply that fails leaves the loaded hash alone: the same file is tried again next time', async () => {
+  it('K13 an apply that fails is not retried by more file events over the same bytes, but by a signal', async () => {
     let attempts = 0;
     const reloader = await createConfigReloader({
       file,
@@ -85,7 +85,8 @@ describe('config reloader', () => {
     });
     await writeFile(file, yaml('/new/mcp'));
     expect((await reloader.reload('file')).result).toBe('failure');
-    expect(await reloader.reload('file')).toEqual({ result: 'success' });
+    expect(await reloader.reload('file')).toEqual({ result: 'unchanged' });
+    expect(await reloader.reload('signal')).toEqual({ result: 'success' });
     expect(await reloader.reload('file')).toEqual({ result: 'unchanged' });
   });
 });
