@@ -35,6 +35,8 @@ export type GatewayErrorCode =
   | 'header_mismatch'
   /** The principal exceeded the route's rate limit → 429 + Retry-After. */
   | 'rate_limited'
+  /** The principal already holds `limits.max_streams_per_principal` SSE streams → 429 + Retry-After. */
+  | 'too_many_streams'
   /** Shutting down: new requests are refused so clients go to another replica. */
   | 'draining';
 

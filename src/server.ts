@@ -18,6 +18,7 @@ import { buildAdminServer, HEALTH_PATHS, registerHealthRoutes, registerRequestOb
 import { createSseStreams } from './observability/sse-streams.js';
 import { timedVerifiers } from './observability/verifier-timing.js';
 import { registerProxyRoutes } from './proxy/plugin.js';
+import { createStreamCap } from './ratelimit/stream-cap.js';
 import { createGeneration, retireGeneration, warmGeneration } from './reload/generation.js';
 import { registerPendingRequests, registerRuntimeBodyLimit, registerRuntimePinning, type PendingRequest } from './reload/plugin.js';
 import { restartOnlyChanges } from './reload/restart-only.js';
@@ -187,6 +188,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     },
     maxBodyBytes: config.limits.maxBodyBytes,
     sendError,
+    streams: createStreamCap(),
     onUpstreamResult: upstreamObserver(metrics),
   });
   const admin = buildAdminServer({ logger: deps.logger, metrics, readinessNow });

@@ -35,6 +35,7 @@ const DESCRIPTIONS = {
   session_not_found: 'Session not found',
   header_mismatch: 'Mcp-Method or Mcp-Name header does not match the request body',
   rate_limited: 'Rate limit exceeded; retry later',
+  too_many_streams: 'Too many open streams; close one or retry later',
   draining: 'Gateway is shutting down; retry on another instance',
 } as const satisfies Record<GatewayError['code'], string>;
 
@@ -145,7 +146,8 @@ export function errorResponse(
     case 'session_not_found':
       // No challenge and nothing about the session: a foreign session must read as an unknown one.
       return { statusCode: 404, headers: JSON_TYPE, body: jsonRpcError(null, JSONRPC_CODES.sessionNotFound, description) };
-    case 'rate_limited': {
+    case 'rate_limited':
+    case 'too_many_streams': {
       const retryAfterMs = Math.max(0, Math.ceil(error.retryAfterMs ?? 1_000));
       return {
         statusCode: 429,

@@ -11,6 +11,7 @@ import { isEventStream, isJsonMediaType } from '../media-type.js';
 import { filterListResponse, filterReplayedListResponse, isFilteredList } from '../policy/list-visibility.js';
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
 import { requiredScopes } from '../policy/required-scopes.js';
+import type { StreamCap } from '../ratelimit/stream-cap.js';
 import type { Runtime } from '../runtime.js';
 import { readSessionId } from '../session/session-id.js';
 import { upstreamRequestHeaders, upstreamResponseHeaders } from './headers.js';
@@ -25,6 +26,8 @@ export interface ProxyRoutesOptions {
   readonly maxBodyBytes: number;
   /** Sends a GatewayError the same way the error handler does. */
   readonly sendError: (request: FastifyRequest, reply: FastifyReply, error: GatewayError) => void;
+  /** SSE streams open per principal, across reloads. */
+  readonly streams: StreamCap;
   /** Told once per upstream exchange: its status (or how it failed) and the milliseconds to response headers. */
   readonly onUpstreamResult?: (request: FastifyRequest, result: number | 'unreachable' | 'timeout', elapsedMs: number) => void;
 }
@@ -109,6 +112,27 @@ function announcesSmallLength(response: UpstreamResponse): boolean {
   return length >= 0 && length <= SMALL_ANSWER_BYTES;
 }
 
+/** A stream slot frees when one of the caller's streams ends, at no knowable time: a modest wait. */
+const STREAM_RETRY_AFTER_MS = 5_000;
+
+/** A request whose answer may be an SSE stream: a standalone GET, or a POST that accepts one. */
+function mayStream(request: FastifyRequest): boolean {
+  return request.method === 'GET' || (request.method === 'POST' && (request.headers.accept ?? '').includes('text/event-stream'));
+}
+
+/**
+ * Takes one of the caller's stream slots (checklist K14) before anything is forwarded, so a refusal (429) never
+ * follows a tool call the upstream already ran; the slot is held until the response closes, or given back as
+ * soon as the upstream answers with something other than a stream. Undefined when no slot is needed.
+ */
+function takeStreamSlot(request: FastifyRequest, reply: FastifyReply, state: McpRequestState, streams: StreamCap, max: number): (() => void) | undefined {
+  if (!state.auth || !mayStream(request)) return undefined;
+  const release = streams.acquire(state.auth, max);
+  if (!release) throw new GatewayError('too_many_streams', { reason: 'stream_cap', retryAfterMs: STREAM_RETRY_AFTER_MS });
+  reply.raw.once('close', release);
+  return release;
+}
+
 /** The answer cannot be filtered as `policy.hide_unauthorized` requires: refused rather than relayed unfiltered. */
 const unfilterable = () => new GatewayError('upstream_unreachable', { reason: 'list_response_unfilterable' });
 
@@ -187,6 +211,8 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       const upstream = state.entry.route.upstream.url;
       const rewrite = listRewrite(request.method, state);
       const forwardsBody = request.method === 'POST';
+      const maxStreams = options.current(request).config.limits.maxStreamsPerPrincipal;
+      const releaseStreamSlot = takeStreamSlot(request, reply, state, options.streams, maxStreams);
 
       // A client that goes away before the answer is complete aborts the upstream request, even before headers
       // (checklist I6), and so does an answer the gateway gave itself meanwhile (503 at the shutdown deadline).
@@ -232,6 +258,7 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
         return reply;
       }
       try {
+        if (!isEventStream(response.headers['content-type'])) releaseStreamSlot?.();
         await relay(request, reply, state, response, rewrite);
       } catch (error) {
         discard(response.body);

@@ -1,0 +1,37 @@
+import { principalOf } from '../auth/principal.js';
+import type { AuthContext } from '../auth/types.js';
+import { perObject } from '../memo.js';
+
+/**
+ * Open SSE streams per principal on this process (`limits.max_streams_per_principal`, checklist K14): one
+ * caller cannot hold every socket and upstream stream of the gateway. Counts live in this process only; with
+ * several replicas the cap applies per replica (a cross-replica count would need leases that survive a crash).
+ */
+export interface StreamCap {
+  /** Takes a slot for the caller; the release to call when the stream ends, or `undefined` at the cap. */
+  acquire(auth: AuthContext, max: number): (() => void) | undefined;
+  /** Streams open for the caller (tests, metrics). */
+  open(auth: AuthContext): number;
+}
+
+export function createStreamCap(): StreamCap {
+  const counts = new Map<string, number>();
+  const keyOf = perObject((auth: AuthContext) => JSON.stringify(principalOf(auth)));
+  return {
+    acquire(auth, max) {
+      const key = keyOf(auth);
+      const open = counts.get(key) ?? 0;
+      if (open >= max) return undefined;
+      counts.set(key, open + 1);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        const remaining = (counts.get(key) ?? 1) - 1;
+        if (remaining <= 0) counts.delete(key);
+        else counts.set(key, remaining);
+      };
+    },
+    open: (auth) => counts.get(keyOf(auth)) ?? 0,
+  };
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import type { AuthContext } from '../../../src/auth/types.js';
+import { createStreamCap } from '../../../src/ratelimit/stream-cap.js';
+
+const caller = (subject: string, clientId = 'ide'): AuthContext => ({
+  issuer: 'https://as.example',
+  subject,
+  clientId,
+  scopes: new Set(),
+  audience: [],
+  expiresAt: Number.MAX_SAFE_INTEGER,
+  tokenKind: 'jwt',
+});
+
+describe('createStreamCap (K14)', () => {
+  it('counts per principal (issuer, subject, client), refuses at the cap, frees on release', () => {
+    const cap = createStreamCap();
+    const alice = caller('alice');
+    const releases = [cap.acquire(alice, 2), cap.acquire(caller('alice'), 2)];
+    expect(releases.every(Boolean)).toBe(true);
+    expect(cap.acquire(alice, 2)).toBeUndefined();
+    expect(cap.acquire(caller('alice', 'other-client'), 2)).toBeDefined();
+    releases[0]?.();
+    expect(cap.open(alice)).toBe(1);
+    expect(cap.acquire(alice, 2)).toBeDefined();
+  });
+
+  it('a release called twice frees one slot only', () => {
+    const cap = createStreamCap();
+    const bob = caller('bob');
+    const release = cap.acquire(bob, 5);
+    cap.acquire(bob, 5);
+    release?.();
+    release?.();
+    expect(cap.open(bob)).toBe(1);
+  });
+});
