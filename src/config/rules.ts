@@ -33,6 +33,12 @@ const RESERVED_HEADERS = new Set([
   'mcp-protocol-version',
 ]);
 
+/**
+ * Paths the gateway answers itself on its listeners (health, readiness, metrics; metadata lives under
+ * /.well-known/): a route there would be shadowed, or would shadow them (checklist K16).
+ */
+export const GATEWAY_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
+
 export function routePathProblem(path: string): string | undefined {
   if (!path.startsWith('/')) return 'must start with "/"';
   if (path.includes('?')) return 'must not contain a query';
@@ -44,6 +50,7 @@ export function routePathProblem(path: string): string | undefined {
   }
   if (path.length > 1 && path.endsWith('/')) return 'must not end with "/"';
   if (path === '/.well-known' || path.startsWith('/.well-known/')) return 'must not be under "/.well-known/"';
+  if (GATEWAY_PATHS.has(path)) return `is one of the gateway's own paths (${[...GATEWAY_PATHS].join(', ')})`;
   return undefined;
 }
 
