@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { GatewayError } from '../errors.js';
 import { inspectJsonRpcBody, type JsonRpcMessageFacts } from '../policy/jsonrpc.js';
-import { mcpHeadersMismatch } from '../policy/mcp-headers.js';
+import { mirroredHeadersProblem } from '../policy/mcp-headers.js';
 import { hasUnparsableResourceUri, requiredScopes } from '../policy/required-scopes.js';
 import { corsDecision, preflightHeaders } from '../proxy/cors.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
@@ -172,8 +172,8 @@ export function authorizeHook(): preHandlerAsyncHookHandler {
       message = inspection.message;
       state.jsonRpcId = message.id ?? null;
       state.message = message;
-      const mirrored = { method: request.headers['mcp-method'], name: request.headers['mcp-name'] };
-      if (mcpHeadersMismatch(mirrored, message)) throw new GatewayError('header_mismatch', { reason: 'mcp_headers_differ_from_body' });
+      const mismatch = mirroredHeadersProblem(request.headers, message);
+      if (mismatch) throw new GatewayError('header_mismatch', { reason: mismatch });
     }
 
     const { policy } = state.entry.route;

@@ -39,20 +39,18 @@ const DESCRIPTIONS = {
   draining: 'Gateway is shutting down; retry on another instance',
 } as const satisfies Record<GatewayError['code'], string>;
 
-/** JSON-RPC error codes the gateway itself answers with (implementation-defined server error range). */
+/**
+ * JSON-RPC error codes the gateway itself answers with. The range -32000…-32099 belongs to the MCP specification
+ * (2026-07-28: -32020…-32099 reserved, -32000…-32019 legacy): of it only the codes MCP defines are used, with their
+ * meaning. Everything else is a standard JSON-RPC code; the HTTP status tells the failure apart.
+ */
 const JSONRPC_CODES = {
   invalidRequest: -32600,
   invalidParams: -32602,
-  upstreamUnavailable: -32001,
-  upstreamTimeout: -32002,
-  upstreamRejected: -32003,
-  unavailable: -32004,
-  /** What MCP SDK servers answer for an unknown session, so the gateway's 404 reads the same. */
-  sessionNotFound: -32001,
+  /** The gateway or the upstream behind it failed (502/503/504) or refused for capacity (429). */
+  internalError: -32603,
   /** MCP 2026-07-28 HeaderMismatch. */
   headerMismatch: -32020,
-  /** Proposed MCP RateLimited error (SEP draft), carrying `data.retryAfterMs`. */
-  rateLimited: -32023,
 } as const;
 
 function oauthBody(error: string, description: string): string {
@@ -81,10 +79,10 @@ const JSONRPC_FAILURES: Readonly<Record<JsonRpcFailure, readonly [status: number
   invalid_jsonrpc: [400, JSONRPC_CODES.invalidRequest],
   invalid_params: [400, JSONRPC_CODES.invalidParams],
   payload_too_large: [413, JSONRPC_CODES.invalidRequest],
-  upstream_unreachable: [502, JSONRPC_CODES.upstreamUnavailable],
-  upstream_rejected: [502, JSONRPC_CODES.upstreamRejected],
-  upstream_timeout: [504, JSONRPC_CODES.upstreamTimeout],
-  upstream_credentials_failed: [502, JSONRPC_CODES.upstreamUnavailable],
+  upstream_unreachable: [502, JSONRPC_CODES.internalError],
+  upstream_rejected: [502, JSONRPC_CODES.internalError],
+  upstream_timeout: [504, JSONRPC_CODES.internalError],
+  upstream_credentials_failed: [502, JSONRPC_CODES.internalError],
   invalid_session_id: [400, JSONRPC_CODES.invalidRequest],
   header_mismatch: [400, JSONRPC_CODES.headerMismatch],
 };
@@ -125,7 +123,7 @@ export function errorResponse(
       return {
         statusCode: 503,
         headers: { ...JSON_TYPE, 'retry-after': '1', connection: 'close' },
-        body: jsonRpcError(jsonRpcId, JSONRPC_CODES.unavailable, description),
+        body: jsonRpcError(jsonRpcId, JSONRPC_CODES.internalError, description),
       };
     case 'origin_forbidden':
       return { statusCode: 403, headers: JSON_TYPE, body: oauthBody('origin_forbidden', description) };
@@ -145,14 +143,14 @@ export function errorResponse(
     }
     case 'session_not_found':
       // No challenge and nothing about the session: a foreign session must read as an unknown one.
-      return { statusCode: 404, headers: JSON_TYPE, body: jsonRpcError(null, JSONRPC_CODES.sessionNotFound, description) };
+      return { statusCode: 404, headers: JSON_TYPE, body: jsonRpcError(null, JSONRPC_CODES.invalidRequest, description) };
     case 'rate_limited':
     case 'too_many_streams': {
       const retryAfterMs = Math.max(0, Math.ceil(error.retryAfterMs ?? 1_000));
       return {
         statusCode: 429,
         headers: { ...JSON_TYPE, 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1_000))) },
-        body: jsonRpcError(jsonRpcId, JSONRPC_CODES.rateLimited, description, { retryAfterMs }),
+        body: jsonRpcError(jsonRpcId, JSONRPC_CODES.internalError, description, { retryAfterMs }),
       };
     }
   }

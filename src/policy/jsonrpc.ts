@@ -15,6 +15,11 @@ export interface JsonRpcMessageFacts {
   readonly resourceUri?: string;
   /** `params.name` of `prompts/get`, or `params.ref.name` of a `ref/prompt` completion. */
   readonly promptName?: string;
+  /**
+   * `params._meta["io.modelcontextprotocol/protocolVersion"]` (MCP 2026-07-28), when present; a value that is not
+   * a string is kept as its JSON text, which no MCP-Protocol-Version header can equal.
+   */
+  readonly protocolVersion?: string;
 }
 
 export type JsonRpcInvalidReason =
@@ -126,10 +131,26 @@ function isJsonRpcMessage(message: Record<string, unknown>): boolean {
   return Object.hasOwn(message, 'id') && Object.hasOwn(message, 'result') !== Object.hasOwn(message, 'error');
 }
 
+const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+
+/** The request's declared protocol version in `params._meta` (MCP 2026-07-28), when there is one. */
+function metaProtocolVersion(params: Record<string, unknown> | undefined): string | undefined {
+  const meta = params && Object.hasOwn(params, '_meta') && isObject(params._meta) ? params._meta : undefined;
+  if (!meta || !Object.hasOwn(meta, PROTOCOL_VERSION_META)) return undefined;
+  const version = meta[PROTOCOL_VERSION_META];
+  return typeof version === 'string' ? version : JSON.stringify(version);
+}
+
 function facts(message: Record<string, unknown>): JsonRpcMessageFacts {
+  const params = Object.hasOwn(message, 'params') && isObject(message.params) ? message.params : undefined;
+  const protocolVersion = metaProtocolVersion(params);
+  const operation = operationFacts(message, params);
+  return protocolVersion === undefined ? operation : { ...operation, protocolVersion };
+}
+
+function operationFacts(message: Record<string, unknown>, params: Record<string, unknown> | undefined): JsonRpcMessageFacts {
   const method = ownString(message, 'method');
   const id = Object.hasOwn(message, 'id') ? (message.id as JsonRpcId) : undefined;
-  const params = Object.hasOwn(message, 'params') && isObject(message.params) ? message.params : undefined;
   if (method === COMPLETION) return completionFacts(method, id, params);
   switch (targetKind(method)) {
     case 'tool': {

@@ -65,5 +65,6 @@ function filterEntries(
   if (Object.hasOwn(message, 'method') || !isObject(result) || !Array.isArray(result[field])) return message;
   const entries = result[field] as unknown[];
   const visible = entries.filter((entry) => isObject(entry) && allowed(facts(entry)));
-  return { ...message, result: { ...result, [field]: visible } };
+  // What this caller sees is its own: no cache may serve it to another caller (MCP 2026-07-28 `cacheScope`).
+  return { ...message, result: { ...result, [field]: visible, cacheScope: 'private' } };
 }

@@ -1,22 +1,44 @@
 import type { JsonRpcMessageFacts } from './jsonrpc.js';
 
-/** The MCP 2026-07-28 (SEP-2243) request headers mirroring the body, as Node hands them over. */
-export interface McpHeaderValues {
-  readonly method: string | string[] | undefined;
-  readonly name: string | string[] | undefined;
-}
+/**
+ * The request metadata headers of MCP's Streamable HTTP transport (SEP-2243): `MCP-Protocol-Version`,
+ * `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` mirror fields of the JSON-RPC body so intermediaries can route on
+ * them. Every decision here uses the body; these checks make sure nothing beside the gateway sees a different
+ * request from the one the upstream runs.
+ */
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/** Why a request's mirrored headers are refused (→ 400, JSON-RPC -32020 HeaderMismatch). */
+export type HeaderMismatchReason =
+  | 'mcp_method_missing'
+  | 'mcp_method_differs'
+  | 'mcp_name_missing'
+  | 'mcp_name_differs'
+  | 'protocol_version_differs'
+  | 'mcp_param_invalid';
+
+/** The first revision whose requests must carry the mirrored headers. */
+export const MIRRORED_HEADERS_SINCE = '2026-07-28';
+
+const VERSION = /^\d{4}-\d{2}-\d{2}$/;
+
+/** The methods whose `Mcp-Name` mirrors the body (`params.name` / `params.uri`); other methods' names are not compared. */
+const NAMED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'resources/read', 'prompts/get']);
 
 const SENTINEL_PREFIX = '=?base64?';
 const SENTINEL_SUFFIX = '?=';
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+/** RFC 9110 §5.5 field value: visible ASCII, with spaces and tabs only inside. */
+const FIELD_VALUE = /^(?:[\x21-\x7E](?:[\x20-\x7E\t]*[\x21-\x7E])?)?$/;
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * A mirrored header value: plain visible ASCII as is, anything else as `=?base64?<base64 of UTF-8>?=`. Encoded
- * values must be canonical base64 of valid UTF-8; `undefined` otherwise (and for repeated header lines).
+ * values must be canonical base64 of valid UTF-8; `undefined` otherwise (and for repeated header lines, and for
+ * characters a field value may not carry).
  */
 export function decodeMcpHeaderValue(raw: string | string[]): string | undefined {
-  if (typeof raw !== 'string') return undefined;
+  if (typeof raw !== 'string' || !FIELD_VALUE.test(raw)) return undefined;
   if (!raw.startsWith(SENTINEL_PREFIX) || !raw.endsWith(SENTINEL_SUFFIX) || raw.length < SENTINEL_PREFIX.length + SENTINEL_SUFFIX.length) {
     return raw;
   }
@@ -29,19 +51,67 @@ export function decodeMcpHeaderValue(raw: string | string[]): string | undefined
   }
 }
 
-/** The body field `Mcp-Name` mirrors: params.name (tools/call, prompts/get) or params.uri (resources/*). */
+/**
+ * The protocol revision a request declares in `MCP-Protocol-Version`, when it is one (`YYYY-MM-DD`); a request
+ * without it, or with something else there, is left to the upstream, which answers unsupported versions itself.
+ */
+export function declaredProtocolVersion(headers: RequestHeaders): string | undefined {
+  const value = headers['mcp-protocol-version'];
+  return typeof value === 'string' && VERSION.test(value) ? value : undefined;
+}
+
+/** Requests declaring 2026-07-28 or later must carry the mirrored headers; older ones may. */
+export function requiresMirroredHeaders(version: string | undefined): boolean {
+  return version !== undefined && version >= MIRRORED_HEADERS_SINCE;
+}
+
+/** The body field `Mcp-Name` mirrors, for the methods where it is compared. */
 function nameOf(message: JsonRpcMessageFacts): string | undefined {
   return message.toolName ?? message.resourceUri ?? message.promptName;
 }
 
+function isRequest(message: JsonRpcMessageFacts): boolean {
+  return message.method !== undefined && message.id !== undefined;
+}
+
+/** Every `Mcp-Param-*` value must be a valid field value, and a sentinel one must decode. */
+function paramsValid(headers: RequestHeaders): boolean {
+  for (const name of Object.keys(headers)) {
+    const value = headers[name];
+    if (name.startsWith('mcp-param-') && value !== undefined && decodeMcpHeaderValue(value) === undefined) return false;
+  }
+  return true;
+}
+
 /**
- * True when a present `Mcp-Method` or `Mcp-Name` header says something other than the body (→ 400, JSON-RPC
- * -32020): an intermediary routing or metering on the header must not see a different request from the one the
- * upstream runs. A header naming something the body lacks is a mismatch too. Absent headers are not checked:
- * clients before 2026-07-28 do not send them, and every decision here uses the body.
+ * Why the mirrored headers of a POST are refused, or `undefined` when they hold (MCP 2026-07-28 Server
+ * Validation). Present headers must equal the body, whatever revision the request declares: `Mcp-Method` the
+ * body's method, `Mcp-Name` (for tools/call, resources/read, prompts/get only) its name or URI, after decoding the
+ * base64 sentinel; `Mcp-Param-*` values must be valid (their match with the tool's arguments needs the tool's
+ * schema: the upstream checks it); a `_meta` protocol version in the body must equal `MCP-Protocol-Version`.
+ * Requests declaring 2026-07-28 or later must also carry `Mcp-Method` (requests) and `Mcp-Name` (those three
+ * methods).
  */
-export function mcpHeadersMismatch(headers: McpHeaderValues, message: JsonRpcMessageFacts): boolean {
-  const differs = (raw: string | string[] | undefined, bodyValue: string | undefined) =>
-    raw !== undefined && (bodyValue === undefined || decodeMcpHeaderValue(raw) !== bodyValue);
-  return differs(headers.method, message.method) || differs(headers.name, nameOf(message));
+export function mirroredHeadersProblem(headers: RequestHeaders, message: JsonRpcMessageFacts): HeaderMismatchReason | undefined {
+  const version = declaredProtocolVersion(headers);
+  const modern = requiresMirroredHeaders(version);
+  const method = headers['mcp-method'];
+  if (method === undefined) {
+    if (modern && isRequest(message)) return 'mcp_method_missing';
+  } else if (message.method === undefined || decodeMcpHeaderValue(method) !== message.method) {
+    return 'mcp_method_differs';
+  }
+  if (message.method !== undefined && NAMED_METHODS.has(message.method)) {
+    const name = headers['mcp-name'];
+    if (name === undefined) {
+      if (modern) return 'mcp_name_missing';
+    } else if (decodeMcpHeaderValue(name) !== nameOf(message)) {
+      return 'mcp_name_differs';
+    }
+  }
+  // Also without the header: a body declaring a revision under another header would dodge the checks above.
+  if (message.protocolVersion !== undefined && message.protocolVersion !== headers['mcp-protocol-version']) {
+    return 'protocol_version_differs';
+  }
+  return paramsValid(headers) ? undefined : 'mcp_param_invalid';
 }

@@ -396,7 +396,7 @@ describe('upstream responses', () => {
     const response = await post('/calc/mcp', initialize, { authorization: `Bearer ${await calcToken()}` });
     expect(response.status).toBe(502);
     expect(response.headers.get('www-authenticate')).toBeNull();
-    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32003);
+    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32603);
   });
 
   it('F6 upstream error bodies and gateway errors never echo the injected credential', async () => {
@@ -416,7 +416,7 @@ describe('upstream responses', () => {
     });
     const response = await post('/calc/mcp', initialize, { authorization: `Bearer ${await calcToken()}` });
     expect(response.status).toBe(502);
-    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32001);
+    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32603);
   });
 
   it('a small answer is relayed whole: status, Content-Length and every byte', async () => {
@@ -448,7 +448,7 @@ describe('upstream responses', () => {
     calc.respondWith(() => undefined);
     const response = await post('/calc/mcp', initialize, { authorization: `Bearer ${await calcToken()}` });
     expect(response.status).toBe(504);
-    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32002);
+    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32603);
   });
 
   it('I6 a client that disconnects before any answer aborts the upstream request at once', async () => {

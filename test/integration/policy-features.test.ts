@@ -122,9 +122,9 @@ describe('policy.hide_unauthorized', () => {
   });
 
   it.each<[string, string, Record<string, unknown>, Record<string, unknown>]>([
-    ['tools/list', 'tools', { tools: [{ name: 'add' }, { name: 'secret-tool' }], nextCursor: 'n' }, { tools: [{ name: 'add' }], nextCursor: 'n' }],
-    ['resources/list', 'resources', { resources: [{ uri: 'file:///secret' }, { uri: 'file:///public' }] }, { resources: [{ uri: 'file:///public' }] }],
-    ['prompts/list', 'prompts', { prompts: [{ name: 'secret-prompt' }, { name: 'hello' }] }, { prompts: [{ name: 'hello' }] }],
+    ['tools/list', 'tools', { tools: [{ name: 'add' }, { name: 'secret-tool' }], nextCursor: 'n' }, { tools: [{ name: 'add' }], nextCursor: 'n', cacheScope: 'private' }],
+    ['resources/list', 'resources', { resources: [{ uri: 'file:///secret' }, { uri: 'file:///public' }] }, { resources: [{ uri: 'file:///public' }], cacheScope: 'private' }],
+    ['prompts/list', 'prompts', { prompts: [{ name: 'secret-prompt' }, { name: 'hello' }] }, { prompts: [{ name: 'hello' }], cacheScope: 'private' }],
   ])('JSON answer to %s: filtered, Content-Length fixed, asked uncompressed', async (method, _field, result, expected) => {
     upstream.respondWith((_request, response) => {
       response.writeHead(200, { 'content-type': 'application/json' });
@@ -144,7 +144,7 @@ describe('policy.hide_unauthorized', () => {
       response.end(body);
     });
     const full = await post(gw, '/lists/mcp', await tokenFor(LISTS, 'admin'), message('tools/list'));
-    expect(await full.json()).toEqual({ jsonrpc: '2.0', id: 5, result: { tools: [{ name: 'secret-tool' }] } });
+    expect(await full.json()).toEqual({ jsonrpc: '2.0', id: 5, result: { tools: [{ name: 'secret-tool' }], cacheScope: 'private' } });
     const other = await post(gw, '/lists/mcp', await tokenFor(LISTS, 'mcp:tools'), message('tools/call', { name: 'add' }));
     expect(await other.text()).toBe(body);
   });
@@ -169,7 +169,7 @@ describe('policy.hide_unauthorized', () => {
     for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) received += decoder.decode(chunk.value);
     expect(received).toBe(
       'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}\n\n' +
-        'id: 7\ndata: {"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"add"}]}}\n\n',
+        'id: 7\ndata: {"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"add"}],"cacheScope":"private"}}\n\n',
     );
   });
 
@@ -181,7 +181,7 @@ describe('policy.hide_unauthorized', () => {
     const response = await fetch(`${gw.url}/lists/mcp`, {
       headers: { authorization: `Bearer ${await tokenFor(LISTS, 'mcp:tools')}`, accept: 'text/event-stream', 'last-event-id': '8' },
     });
-    expect(await response.text()).toBe('id: 9\ndata: {"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"add"}]}}\n\n');
+    expect(await response.text()).toBe('id: 9\ndata: {"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"add"}],"cacheScope":"private"}}\n\n');
     expect(upstream.requests[0]?.headers['last-event-id']).toBe('8');
   });
 
@@ -207,7 +207,7 @@ describe('MCP 2026-07-28 Mcp-Method / Mcp-Name headers', () => {
   it.each<[string, string, Record<string, string>]>([
     ['method differs', add, { 'mcp-method': 'tools/list' }],
     ['name differs: routed as add, would run multiply', multiply, { 'mcp-method': 'tools/call', 'mcp-name': 'add' }],
-    ['a name on a method without one', message('tools/list'), { 'mcp-method': 'tools/list', 'mcp-name': 'add' }],
+    ['an Mcp-Param value that does not decode', add, { 'mcp-method': 'tools/call', 'mcp-name': 'add', 'mcp-param-region': '=?base64?!!?=' }],
   ])('%s → 400 with JSON-RPC -32020; nothing forwarded', async (_title, body, headers) => {
     const response = await post(gw, '/lists/mcp', await tokenFor(LISTS, 'admin'), body, headers);
     expect(response.status).toBe(400);
@@ -231,7 +231,7 @@ describe('MCP 2026-07-28 Mcp-Method / Mcp-Name headers', () => {
 });
 
 describe('rate_limit', () => {
-  it('per principal: over the limit → 429 with Retry-After and a JSON-RPC -32023 error; others unaffected', async () => {
+  it('per principal: over the limit → 429 with Retry-After and a JSON-RPC -32603 error with data.retryAfterMs; others unaffected', async () => {
     const alice = await tokenFor(LIMITED, 'mcp:tools', 'alice');
     for (let i = 0; i < 2; i++) expect((await post(gw, '/limited/mcp', alice, message('ping'))).status).toBe(200);
     const limited = await post(gw, '/limited/mcp', alice, message('ping'));
@@ -240,7 +240,7 @@ describe('rate_limit', () => {
     expect(retryAfter).toBeGreaterThan(1_700);
     expect(retryAfter).toBeLessThanOrEqual(1_800);
     const body = (await limited.json()) as { error: { code: number; data: { retryAfterMs: number } } };
-    expect(body.error.code).toBe(-32023);
+    expect(body.error.code).toBe(-32603);
     expect(Math.ceil(body.error.data.retryAfterMs / 1000)).toBe(retryAfter);
     expect(upstream.requests).toHaveLength(2);
     expect((await post(gw, '/limited/mcp', await tokenFor(LIMITED, 'mcp:tools', 'bob'), message('ping'))).status).toBe(200);

@@ -139,7 +139,7 @@ describe('session binding (in-process store)', () => {
     expect(hijack.headers.get('www-authenticate')).toBeNull();
     const [hijackBody, unknownBody] = [await hijack.text(), await unknown.text()];
     expect(hijackBody).toBe(unknownBody);
-    expect(JSON.parse(hijackBody)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } });
+    expect(JSON.parse(hijackBody)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Session not found' } });
     expect(recorded.requests).toHaveLength(0);
 
     expect((await send(gw, '/recorded/mcp', alice, { session })).status).toBe(200);

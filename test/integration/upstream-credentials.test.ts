@@ -126,7 +126,7 @@ describe('client_credentials upstream auth', () => {
     expect(JSON.parse(text)).toEqual({
       jsonrpc: '2.0',
       id: 1,
-      error: { code: -32001, message: 'Gateway could not obtain credentials for the upstream MCP server' },
+      error: { code: -32603, message: 'Gateway could not obtain credentials for the upstream MCP server' },
     });
     expect(text).not.toContain(SECRET_V1);
     expect(upstream.requests).toHaveLength(0);

@@ -23,6 +23,8 @@ function allowedFor(granted: string[]) {
 }
 
 const response = (result: unknown, id: string | number = 7) => ({ jsonrpc: '2.0', id, result });
+/** A filtered list result: marked for the caller only (MCP 2026-07-28 `cacheScope`). */
+const filtered = (result: object, id: string | number = 7) => response({ ...result, cacheScope: 'private' }, id);
 const tools = [{ name: 'add' }, { name: 'multiply' }, { name: 'divide' }];
 
 describe('filterListResponse', () => {
@@ -31,8 +33,8 @@ describe('filterListResponse', () => {
     ['calc:write', ['mcp:tools', 'calc:write'], ['add', 'multiply']],
     ['calc:admin implies calc:write', ['mcp:tools', 'calc:admin'], ['add', 'multiply', 'divide']],
   ])('tools/list with %s', (_title, granted, visible) => {
-    const filtered = filterListResponse(response({ tools, nextCursor: 'c2' }), { method: 'tools/list', id: 7 }, allowedFor(granted));
-    expect(filtered).toEqual(response({ tools: visible.map((name) => ({ name })), nextCursor: 'c2' }));
+    const result = filterListResponse(response({ tools, nextCursor: 'c2' }), { method: 'tools/list', id: 7 }, allowedFor(granted));
+    expect(result).toEqual(filtered({ tools: visible.map((name) => ({ name })), nextCursor: 'c2' }));
   });
 
   it('resources/list and resources/templates/list key on uri / uriTemplate', () => {
@@ -42,25 +44,25 @@ describe('filterListResponse', () => {
       { method: 'resources/list', id: 7 },
       allowed,
     );
-    expect(resources).toEqual(response({ resources: [{ uri: 'file:///public' }] }));
+    expect(resources).toEqual(filtered({ resources: [{ uri: 'file:///public' }] }));
     const templates = filterListResponse(
       response({ resourceTemplates: [{ uriTemplate: 'file:///{path}' }, { uriTemplate: 'db://{table}' }] }),
       { method: 'resources/templates/list', id: 7 },
       allowed,
     );
-    expect(templates).toEqual(response({ resourceTemplates: [{ uriTemplate: 'db://{table}' }] }));
+    expect(templates).toEqual(filtered({ resourceTemplates: [{ uriTemplate: 'db://{table}' }] }));
   });
 
   it('prompts/list needs the prompts/get method scope as well as the prompt scope', () => {
     const prompts = response({ prompts: [{ name: 'summarize' }, { name: 'review' }] });
     const request = { method: 'prompts/list', id: 7 };
-    expect(filterListResponse(prompts, request, allowedFor(['mcp:tools']))).toEqual(response({ prompts: [] }));
-    expect(filterListResponse(prompts, request, allowedFor(['mcp:tools', 'mcp:prompts']))).toEqual(response({ prompts: [{ name: 'summarize' }] }));
+    expect(filterListResponse(prompts, request, allowedFor(['mcp:tools']))).toEqual(filtered({ prompts: [] }));
+    expect(filterListResponse(prompts, request, allowedFor(['mcp:tools', 'mcp:prompts']))).toEqual(filtered({ prompts: [{ name: 'summarize' }] }));
   });
 
   it('entries that cannot be judged are hidden: not an object, or a name that is not a string', () => {
     const odd = response({ tools: ['add', null, { name: 42 }, { name: 'add' }] });
-    expect(filterListResponse(odd, { method: 'tools/list', id: 7 }, allowedFor(['mcp:tools']))).toEqual(response({ tools: [{ name: 'add' }] }));
+    expect(filterListResponse(odd, { method: 'tools/list', id: 7 }, allowedFor(['mcp:tools']))).toEqual(filtered({ tools: [{ name: 'add' }] }));
   });
 
   it.each<[string, unknown]>([
@@ -90,8 +92,8 @@ describe('filterReplayedListResponse (responses replayed on a GET stream)', () =
   const allowed = allowedFor(['mcp:tools']);
 
   it.each<[string, unknown, unknown]>([
-    ['a tools result, whatever its id', response({ tools }, 'replayed-3'), response({ tools: [{ name: 'add' }] }, 'replayed-3')],
-    ['a resources result', response({ resources: [{ uri: 'file:///secret' }, { uri: 'file:///a' }] }), response({ resources: [{ uri: 'file:///a' }] })],
+    ['a tools result, whatever its id', response({ tools }, 'replayed-3'), filtered({ tools: [{ name: 'add' }] }, 'replayed-3')],
+    ['a resources result', response({ resources: [{ uri: 'file:///secret' }, { uri: 'file:///a' }] }), filtered({ resources: [{ uri: 'file:///a' }] })],
     ['a result with two list fields is left alone (not a list result)', response({ tools, prompts: [] }), response({ tools, prompts: [] })],
     ['a notification is left alone', { jsonrpc: '2.0', method: 'notifications/tools/list_changed', result: { tools } }, { jsonrpc: '2.0', method: 'notifications/tools/list_changed', result: { tools } }],
     ['a tool call result is left alone', response({ content: [{ type: 'text', text: 'x' }] }), response({ content: [{ type: 'text', text: 'x' }] })],

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { errorResponse } from '../../../src/auth/responses.js';
+import { GatewayError, type GatewayErrorCode } from '../../../src/errors.js';
+
+/** Every code of the closed set, so a new one is covered by the checks below the day it is added. */
+const CODES: Readonly<Record<GatewayErrorCode, true>> = {
+  missing_token: true,
+  invalid_request: true,
+  invalid_token: true,
+  insufficient_scope: true,
+  auth_unavailable: true,
+  origin_forbidden: true,
+  invalid_jsonrpc: true,
+  invalid_params: true,
+  payload_too_large: true,
+  not_found: true,
+  upstream_unreachable: true,
+  upstream_rejected: true,
+  upstream_timeout: true,
+  upstream_credentials_failed: true,
+  invalid_session_id: true,
+  session_not_found: true,
+  header_mismatch: true,
+  rate_limited: true,
+  too_many_streams: true,
+  draining: true,
+};
+
+const CHALLENGE = { metadataUrl: 'https://gw.example/.well-known/oauth-protected-resource/mcp', challengeScopes: ['mcp'] };
+
+describe('errorResponse: JSON-RPC error codes', () => {
+  it.each(Object.keys(CODES) as GatewayErrorCode[])(
+    '%s uses a standard JSON-RPC code or one MCP defines (-32020…-32022), never another of -32000…-32099',
+    (code) => {
+      const { body } = errorResponse(new GatewayError(code), CHALLENGE, 7);
+      const parsed = JSON.parse(body) as { error?: { code?: unknown } };
+      const jsonRpcCode = parsed.error?.code;
+      if (typeof jsonRpcCode !== 'number') return;
+      const mcpDefined = jsonRpcCode >= -32022 && jsonRpcCode <= -32020;
+      const standard = [-32700, -32600, -32601, -32602, -32603].includes(jsonRpcCode);
+      expect(mcpDefined || standard).toBe(true);
+    },
+  );
+
+  it.each<[GatewayErrorCode, number, number]>([
+    ['header_mismatch', 400, -32020],
+    ['invalid_jsonrpc', 400, -32600],
+    ['invalid_params', 400, -32602],
+    ['upstream_unreachable', 502, -32603],
+    ['upstream_rejected', 502, -32603],
+    ['upstream_timeout', 504, -32603],
+    ['upstream_credentials_failed', 502, -32603],
+    ['draining', 503, -32603],
+    ['rate_limited', 429, -32603],
+    ['too_many_streams', 429, -32603],
+    ['session_not_found', 404, -32600],
+  ])('%s → HTTP %i, JSON-RPC %i', (code, status, jsonRpcCode) => {
+    const response = errorResponse(new GatewayError(code), CHALLENGE, 7);
+    expect(response.statusCode).toBe(status);
+    expect((JSON.parse(response.body) as { error: { code: number } }).error.code).toBe(jsonRpcCode);
+  });
+});
