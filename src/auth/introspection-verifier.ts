@@ -158,7 +158,7 @@ export function createIntrospectionVerifier(
         throw new GatewayError('invalid_token', { reason: 'malformed_token' });
       }
       const entry = await entryFor(token);
-      checkEntry(entry, { audience: deps.audience, issuer: settings.issuer, now: now() });
+      checkEntry(entry, { audience: deps.audience, issuer: settings.issuer, now: now(), clockTolerance: settings.clockTolerance });
       return callerFor(entry);
     },
     isReady: () => true,

@@ -236,6 +236,9 @@ const introspection = z
       .describe('How the client authenticates. Default: client_secret_basic.'),
     issuer: strictUrl('Expected `iss` in answers. Default: tokens.jwt.issuer when set.').optional(),
     timeout: duration('3s', 'Timeout of one introspection request.', { min: MIN_TIMEOUT_MS }),
+    clock_tolerance: duration('30s', 'Allowed clock skew for an answer\'s nbf (exp is never stretched: a cached answer ends at exp).', {
+      max: 300_000,
+    }),
     cache: z
       .strictObject({
         max_ttl: duration('60s', 'Longest a positive answer is cached: the accepted revocation delay.'),

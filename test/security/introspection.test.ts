@@ -321,6 +321,18 @@ describe('D6 active:true but not for this resource, issuer or use', () => {
     expect(as.calls).toHaveLength(1);
   });
 
+  it.each([
+    ['nbf 2 minutes ahead (clock_tolerance 30 s)', 120, 30_000],
+    ['nbf 1 s ahead with no tolerance', 1, 0],
+  ])('K16 %s → invalid_token, also from the cached answer', async (_case, ahead, clockTolerance) => {
+    as.respond(() => goodAnswer({ nbf: seconds(time) + ahead }));
+    const gateway = verifier({ clockTolerance });
+    const token = randomToken();
+    expect(await outcome(gateway.verify(token), { withReason: true })).toBe('invalid_token:introspection_not_yet_valid');
+    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
+    expect(as.calls).toHaveLength(1);
+  });
+
   it('D6 a single-string aud equal to the resource is accepted', async () => {
     as.respond(() => goodAnswer({ aud: RESOURCE }));
     await expect(verifier().verify(randomToken())).resolves.toMatchObject({ audience: [RESOURCE] });

@@ -59,6 +59,7 @@ describe('defaults', () => {
       authMethod: 'client_secret_basic',
       issuer: 'https://as.example.com',
       timeout: 3_000,
+      clockTolerance: 30_000,
       maxTtl: 60_000,
       negativeTtl: 10_000,
     });
