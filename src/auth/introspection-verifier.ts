@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { introspectionCacheKeys } from '../cache/cache-keys.js';
+import { createValueSealer, type ValueSealer } from '../cache/sealed-value.js';
 import type { CacheStore } from '../cache/store.js';
 import type { IntrospectionSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
@@ -85,8 +86,10 @@ export function createIntrospectionVerifier(
   // A busy token's entry comes back as the same object from the local tier: so does its caller, which lets the
   // per-caller memos (session owner, rate-limit key) hit on introspection routes as they do for JWTs.
   const callerFor = perObject((entry: AcceptedEntry) => callerOf(entry, settings.endpoint.href));
+  const shared = deps.store.status().backend === 'redis';
   // The in-memory store is already in process: a second tier in front of it would only double the memory.
-  const local = deps.store.status().backend === 'redis' ? new LRUCache<string, LocalEntry>({ max: LOCAL_MAX_ENTRIES }) : undefined;
+  const local = shared ? new LRUCache<string, LocalEntry>({ max: LOCAL_MAX_ENTRIES }) : undefined;
+  const codec = entryCodec(shared ? createValueSealer(deps.keySecret, 'introspection entry') : undefined);
   let running = 0;
 
   function keepLocally(key: string, entry: IntrospectionEntry): void {
@@ -97,7 +100,7 @@ export function createIntrospectionVerifier(
     const near = local?.get(key);
     if (near && near.until > now()) return near.entry;
     const raw = await deps.store.get(key);
-    const entry = raw === undefined ? undefined : parseEntry(raw);
+    const entry = raw === undefined ? undefined : codec.decode(key, raw);
     if (!entry || entry.until <= now()) return undefined;
     keepLocally(key, entry);
     return entry;
@@ -125,7 +128,7 @@ export function createIntrospectionVerifier(
   /** Resolves once the answer is also stored, so requests after it find it in the cache (here or on a replica). */
   async function introspectAndRemember(key: string, token: string): Promise<IntrospectionEntry> {
     const entry = await introspect(token);
-    await deps.store.set(key, serializeEntry(entry), entry.until - now());
+    await deps.store.set(key, codec.encode(key, entry), entry.until - now());
     keepLocally(key, entry);
     return entry;
   }
@@ -166,6 +169,28 @@ export function createIntrospectionVerifier(
     // In-flight introspections finish on their own (bounded by the timeout): a config reload closes the old
     // verifier while its requests are still being decided.
     close: () => Promise.resolve(),
+  };
+}
+
+interface EntryCodec {
+  encode(key: string, entry: IntrospectionEntry): string;
+  /** `undefined` (a miss) for anything this gateway did not write under this very key. */
+  decode(key: string, raw: string): IntrospectionEntry | undefined;
+}
+
+/**
+ * Stored form of entries. In a shared store (Redis) anyone who can write there could copy one caller's entry onto
+ * another token's key, so entries are sealed with their key as associated data (K15), like upstream tokens; the
+ * in-process store is written by this process alone, so its entries stay plain JSON and hits skip the decryption.
+ */
+function entryCodec(sealer: ValueSealer | undefined): EntryCodec {
+  if (!sealer) return { encode: (_key, entry) => serializeEntry(entry), decode: (_key, raw) => parseEntry(raw) };
+  return {
+    encode: (key, entry) => sealer.seal(key, serializeEntry(entry)),
+    decode(key, raw) {
+      const opened = sealer.open(key, raw);
+      return opened === undefined ? undefined : parseEntry(opened);
+    },
   };
 }
 
