@@ -7,6 +7,7 @@ import type { IntrospectionSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { perObject } from '../memo.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
+import { createFairBulkhead, type BulkheadRefusal } from './fair-bulkhead.js';
 import { requestIntrospection, type IntrospectionFailure } from './introspection-client.js';
 import {
   callerOf,
@@ -17,7 +18,7 @@ import {
   type AcceptedEntry,
   type IntrospectionEntry,
 } from './introspection-entry.js';
-import type { AuthContext, TokenVerifier } from './types.js';
+import type { AuthContext, TokenVerifier, VerifyRequest } from './types.js';
 // RFC 6750 §2.1 b64token: anything else cannot be a bearer token and never reaches the AS.
 import { B64TOKEN } from './authorization-header.js';
 
@@ -33,11 +34,14 @@ export interface IntrospectionVerifierDeps {
   readonly fetch?: typeof fetch;
   readonly counters?: AuthCounters;
   readonly logger?: Logger;
-  /** Most introspection requests in flight at once; beyond → auth_unavailable, so a flood of distinct tokens cannot hammer the AS. */
+  /**
+   * Most introspection requests in flight at once, a quarter of them for one client address; beyond →
+   * auth_unavailable, so a flood of distinct tokens can neither hammer the AS nor starve other clients.
+   */
   readonly maxConcurrent?: number;
 }
 
-type Failure = IntrospectionFailure | 'bulkhead_full';
+type Failure = IntrospectionFailure | BulkheadRefusal;
 
 const DEFAULT_MAX_CONCURRENT = 64;
 /** Only bounds what may reach the AS; the header parser enforces the configured, smaller limit first. */
@@ -63,14 +67,15 @@ const FAILURE_MESSAGES: Partial<Record<Failure, string>> = {
   credentials_refused:
     'introspection endpoint refused the gateway client credentials (check tokens.introspection client_id, client_secret, auth_method); answering 503',
   bulkhead_full: 'too many introspection requests in flight; answering 503',
+  client_share_full: 'one client address holds its share of introspection requests in flight (unknown tokens?); answering 503 to it',
 };
 
 /**
  * RFC 7662 token verification behind a cache (the shared store, with a short-lived in-process tier in front of
  * Redis): a cached answer (positive or negative) is re-checked for this
  * verifier's audience and issuer and the clock; a miss costs one introspection per token per process however many
- * requests wait for it, and at most `maxConcurrent` introspections run at once. Any failure to get a well-formed
- * answer is `auth_unavailable` and is never cached.
+ * requests wait for it, and at most `maxConcurrent` introspections run at once, a fair share of them per client
+ * address (fair-bulkhead.ts). Any failure to get a well-formed answer is `auth_unavailable` and is never cached.
  */
 export function createIntrospectionVerifier(
   settings: IntrospectionSettings,
@@ -78,7 +83,7 @@ export function createIntrospectionVerifier(
 ): TokenVerifier {
   const now = deps.now ?? Date.now;
   const fetchImpl = deps.fetch ?? globalThis.fetch;
-  const maxConcurrent = deps.maxConcurrent ?? DEFAULT_MAX_CONCURRENT;
+  const bulkhead = createFairBulkhead(deps.maxConcurrent ?? DEFAULT_MAX_CONCURRENT);
   const cacheKeyOf = introspectionCacheKeys(settings.issuer ?? settings.endpoint.href, deps.keySecret);
   const log = deps.logger?.child({ component: 'introspection', endpoint: settings.endpoint.origin });
   const logFailure = failureLogger(log, now);
@@ -90,7 +95,6 @@ export function createIntrospectionVerifier(
   // The in-memory store is already in process: a second tier in front of it would only double the memory.
   const local = shared ? new LRUCache<string, LocalEntry>({ max: LOCAL_MAX_ENTRIES }) : undefined;
   const codec = entryCodec(shared ? createValueSealer(deps.keySecret, 'introspection entry') : undefined);
-  let running = 0;
 
   function keepLocally(key: string, entry: IntrospectionEntry): void {
     local?.set(key, { entry, until: Math.min(entry.until, now() + LOCAL_TTL_MS) });
@@ -106,16 +110,16 @@ export function createIntrospectionVerifier(
     return entry;
   }
 
-  async function introspect(token: string): Promise<IntrospectionEntry> {
-    if (running >= maxConcurrent) return unavailable('bulkhead_full');
-    running += 1;
+  async function introspect(token: string, clientAddress: string | undefined): Promise<IntrospectionEntry> {
+    const slot = bulkhead.acquire(clientAddress);
+    if (typeof slot === 'string') return unavailable(slot);
     deps.counters?.asCall();
     try {
       const result = await requestIntrospection(settings, token, fetchImpl, AbortSignal.timeout(settings.timeout));
       if (result.outcome === 'failed') return unavailable(result.failure, result.status);
       return entryFromAnswer(result.outcome === 'active' ? result.claims : undefined, settings, now());
     } finally {
-      running -= 1;
+      slot.release();
     }
   }
 
@@ -126,23 +130,26 @@ export function createIntrospectionVerifier(
   }
 
   /** Resolves once the answer is also stored, so requests after it find it in the cache (here or on a replica). */
-  async function introspectAndRemember(key: string, token: string): Promise<IntrospectionEntry> {
-    const entry = await introspect(token);
+  async function introspectAndRemember(key: string, token: string, clientAddress: string | undefined): Promise<IntrospectionEntry> {
+    const entry = await introspect(token, clientAddress);
     await deps.store.set(key, codec.encode(key, entry), entry.until - now());
     keepLocally(key, entry);
     return entry;
   }
 
-  /** Single flight: the first miss introspects, every request for the same key meanwhile shares its answer. */
-  function introspectOnce(key: string, token: string): Promise<IntrospectionEntry> {
+  /**
+   * Single flight: the first miss introspects (in a slot of its client), every request for the same key meanwhile
+   * shares its answer.
+   */
+  function introspectOnce(key: string, token: string, clientAddress: string | undefined): Promise<IntrospectionEntry> {
     const pending = inFlight.get(key);
     if (pending) return pending;
-    const flight = introspectAndRemember(key, token).finally(() => inFlight.delete(key));
+    const flight = introspectAndRemember(key, token, clientAddress).finally(() => inFlight.delete(key));
     inFlight.set(key, flight);
     return flight;
   }
 
-  async function entryFor(token: string): Promise<IntrospectionEntry> {
+  async function entryFor(token: string, clientAddress: string | undefined): Promise<IntrospectionEntry> {
     const key = cacheKeyOf(token);
     const pending = inFlight.get(key);
     const hit = pending ? undefined : await cached(key);
@@ -152,15 +159,15 @@ export function createIntrospectionVerifier(
       return hit;
     }
     deps.counters?.cacheMiss();
-    return pending ?? introspectOnce(key, token);
+    return pending ?? introspectOnce(key, token, clientAddress);
   }
 
   return {
-    async verify(token: string): Promise<AuthContext> {
+    async verify(token: string, request?: VerifyRequest): Promise<AuthContext> {
       if (token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) {
         throw new GatewayError('invalid_token', { reason: 'malformed_token' });
       }
-      const entry = await entryFor(token);
+      const entry = await entryFor(token, request?.clientAddress);
       checkEntry(entry, { audience: deps.audience, issuer: settings.issuer, now: now(), clockTolerance: settings.clockTolerance });
       return callerFor(entry);
     },

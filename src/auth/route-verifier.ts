@@ -53,7 +53,7 @@ export function dispatchingVerifier(inner: InnerVerifiers, jwtIssuer: string | u
   const choose = chooser(inner, jwtIssuer);
   const parts = [inner.jwt, inner.introspection].filter((part) => part !== undefined);
   return {
-    verify: (token) => choose(token).verify(token),
+    verify: (token, request) => choose(token).verify(token, request),
     isReady: () => parts.every((part) => part.isReady()),
     async warm() {
       await Promise.all(parts.map((part) => part.warm()));
