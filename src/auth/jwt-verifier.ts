@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import type { JWTPayload, ProtectedHeaderParameters } from 'jose';
 import { LRUCache } from 'lru-cache';
+import type { Logger } from 'pino';
 import type { JwtSettings } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
@@ -16,6 +17,8 @@ export interface JwtVerifierOptions {
   readonly fetch?: typeof fetch;
   /** JWKS refresh and stale-serve counts go here. */
   readonly counters?: Pick<AuthCounters, 'jwksRefresh' | 'jwksStaleServe'>;
+  /** JWKS outages and recoveries are logged here (one line per change, never a key set's body). */
+  readonly logger?: Logger;
 }
 
 /** Verified tokens kept per verifier; the hit path is a hash and a map lookup instead of a signature check. */
@@ -50,7 +53,8 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
     timeoutMs: settings.fetchTimeout,
     cooldownMs: settings.jwksCooldown,
     staleWindowMs: settings.jwksStaleWindow,
-    onRefresh: (result) => options.counters?.jwksRefresh?.(result),
+    logger: options.logger?.child({ component: 'jwks', issuer: settings.issuer }),
+    onRefresh: (result, reason) => options.counters?.jwksRefresh?.(result, reason),
     onStaleServe: () => options.counters?.jwksStaleServe?.(),
   });
   const results = new LRUCache<string, CachedResult>({ max: RESULT_CACHE_SIZE });

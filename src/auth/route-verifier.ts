@@ -41,7 +41,7 @@ export interface InnerVerifiers {
 export function createRouteVerifier(route: CompiledRoute, deps: RouteVerifierDeps): RouteVerifier {
   const { jwt, introspection } = route.tokens;
   const inner: InnerVerifiers = {
-    jwt: jwt && createJwtVerifier(jwt, { now: deps.now, fetch: deps.fetch, counters: deps.counters }),
+    jwt: jwt && createJwtVerifier(jwt, { now: deps.now, fetch: deps.fetch, counters: deps.counters, logger: deps.logger }),
     introspection:
       introspection && createIntrospectionVerifier(introspection, { ...deps, audience: jwt?.audience ?? route.resource }),
   };

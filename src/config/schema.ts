@@ -220,7 +220,10 @@ const jwt = z
     require_typ: z.boolean().default(false).describe('Require the header `typ: at+jwt` (RFC 9068). Default: false.'),
     max_lifetime: duration('24h', 'Longest accepted token lifetime (exp − iat).', { min: 1_000 }),
     jwks_stale_window: duration('10m', 'How long last-known keys stay usable while the JWKS endpoint is down.'),
-    jwks_cooldown: duration('30s', 'Minimum time between JWKS refetches triggered by an unknown kid.'),
+    jwks_cooldown: duration(
+      '5s',
+      'Minimum time between JWKS refetches for a kid the key set lacks: a rotated key is accepted within it, a flood of unknown kids costs one fetch per cooldown.',
+    ),
     fetch_timeout: duration('5s', 'Timeout of one JWKS or metadata request.', { min: MIN_TIMEOUT_MS }),
   })
   .describe('Validate access tokens as JWTs (RFC 9068).');

@@ -76,7 +76,7 @@ export interface JwtSettings {
   readonly maxLifetime: Milliseconds;
   /** How long keys from the last good JWKS fetch stay usable while the JWKS endpoint is unreachable. */
   readonly jwksStaleWindow: Milliseconds;
-  /** Minimum time between JWKS refetches triggered by an unknown `kid`. */
+  /** Minimum time between JWKS refetches triggered by an unknown `kid` (after a successful fetch). */
   readonly jwksCooldown: Milliseconds;
   /** Timeout for one JWKS or metadata HTTP request. */
   readonly fetchTimeout: Milliseconds;

@@ -39,7 +39,7 @@ describe('defaults', () => {
           requireTyp: false,
           maxLifetime: 86_400_000,
           jwksStaleWindow: 600_000,
-          jwksCooldown: 30_000,
+          jwksCooldown: 5_000,
           fetchTimeout: 5_000,
         },
         introspection: undefined,
