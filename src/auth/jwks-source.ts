@@ -31,6 +31,11 @@ export interface JwksSourceOptions {
   /** Minimum time between refetches for an unknown `kid` after a successful fetch. */
   readonly cooldownMs: number;
   readonly staleWindowMs: number;
+  /**
+   * Where the last good key set of this JWKS location is kept: shared with the other sources of the location (other
+   * routes, the verifiers of a reloaded config), so a new source starts with the keys (K8). Default: its own.
+   */
+  readonly keySet?: KeySetSlot;
   /** Operator lines: a failure when it starts or changes reason (never the answer's body), and the recovery. */
   readonly logger?: Logger;
   /** Metrics hooks: a fetch finished (`failure` with its reason); a key came from a set the endpoint failed to renew. */
@@ -59,6 +64,17 @@ interface KeySet {
   readonly serialized: string;
 }
 
+/** The last good key set of one JWKS location, its generation, and the outage last reported for it. */
+export interface KeySetSlot {
+  keys: KeySet | undefined;
+  generation: number;
+  reported: JwksFailure | undefined;
+}
+
+export function createKeySetSlot(): KeySetSlot {
+  return { keys: undefined, generation: 0, reported: undefined };
+}
+
 type KeySetAnswer = { readonly keys: readonly JWK[] } | { readonly failure: 'jwks_invalid' | 'jwks_no_usable_keys' };
 
 /**
@@ -78,20 +94,23 @@ type KeySetAnswer = { readonly keys: readonly JWK[] } | { readonly failure: 'jwk
  * - fetches are single-flight, time-bounded, never follow redirects; after a failure the next one waits
  *   JWKS_RETRY_BACKOFF_MS, also at a start with the endpoint down (one warning, recovery on the first request
  *   after it is back)
+ * - the key set lives in a slot the sources of one JWKS location share (`keySet`): a reload never starts from
+ *   nothing, and an outage is reported once per location, however many routes and reloads read it
  */
 export function createJwksSource(options: JwksSourceOptions): JwksSource {
   const closing = new AbortController();
   const retryBackoff = Math.min(options.cooldownMs, JWKS_RETRY_BACKOFF_MS);
   const log = options.logger;
-  let keys: KeySet | undefined;
-  let generation = 0;
+  const slot = options.keySet ?? createKeySetSlot();
   let lastAttemptAt: number | undefined;
   let lastFailure: JwksFailure | undefined;
   let pending: Promise<void> | undefined;
 
-  const isFresh = (now: number): boolean => keys !== undefined && now < keys.fetchedAt + JWKS_MAX_AGE_MS;
-  const usableKeys = (now: number): KeySet | undefined =>
-    keys !== undefined && now < keys.fetchedAt + JWKS_MAX_AGE_MS + options.staleWindowMs ? keys : undefined;
+  const isFresh = (now: number): boolean => slot.keys !== undefined && now < slot.keys.fetchedAt + JWKS_MAX_AGE_MS;
+  const usableKeys = (now: number): KeySet | undefined => {
+    const { keys } = slot;
+    return keys !== undefined && now < keys.fetchedAt + JWKS_MAX_AGE_MS + options.staleWindowMs ? keys : undefined;
+  };
   /** A fetch in flight is always worth joining; a new one waits `gap` after the previous attempt. */
   const mayFetch = (gap: number): boolean =>
     pending !== undefined || lastAttemptAt === undefined || options.now() - lastAttemptAt >= gap;
@@ -117,22 +136,23 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
     if ('failure' in answer) return answer.failure;
     const document: JSONWebKeySet = { keys: [...answer.keys] };
     const serialized = JSON.stringify(document);
-    if (serialized !== keys?.serialized) generation += 1;
-    keys = { resolve: createLocalJWKSet(document), fetchedAt: options.now(), serialized };
+    if (serialized !== slot.keys?.serialized) slot.generation += 1;
+    slot.keys = { resolve: createLocalJWKSet(document), fetchedAt: options.now(), serialized };
     return undefined;
   }
 
   function settle(failure: JwksFailure | undefined): void {
-    const previous = lastFailure;
     lastFailure = failure;
     // A closed source's last fetch was cut short on purpose: nothing to report.
     if (closing.signal.aborted) return;
     options.onRefresh?.(failure === undefined ? 'success' : 'failure', failure);
+    const reported = slot.reported;
+    slot.reported = failure;
     if (failure === undefined) {
-      if (previous !== undefined) log?.info({ after: previous }, 'JWKS fetched again');
+      if (reported !== undefined) log?.info({ after: reported }, 'JWKS fetched again');
       return;
     }
-    if (failure === previous) return;
+    if (failure === reported) return;
     const held = usableKeys(options.now()) !== undefined;
     log?.warn(
       { reason: failure, keys_held: held },
@@ -182,8 +202,8 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
 
   return {
     getKey,
-    generation: () => generation,
-    hasKeys: () => keys !== undefined,
+    generation: () => slot.generation,
+    hasKeys: () => slot.keys !== undefined,
     isFresh: () => isFresh(options.now()),
     refresh,
     close: () => closing.abort(),
