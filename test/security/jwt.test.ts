@@ -12,7 +12,7 @@ import type { TokenVerifier } from '../../src/auth/types.js';
 import type { JwtSettings } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
 import { captureLogs } from '../helpers/capture-logs.js';
-import { compileOrThrow } from '../helpers/gateway.js';
+import { compileJwtSettings } from '../helpers/gateway.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // A real authorization-server side: JWKS and metadata documents over node:http on port 0, requests recorded.
@@ -837,19 +837,7 @@ describe('K9 — a JWKS answer never makes things worse', () => {
   });
 
   describe('with the default jwks_cooldown', () => {
-    const cooldown = (): number => {
-      const jwt = compileOrThrow(`
-public_url: https://gw.example.test
-routes:
-  - name: calc
-    path: /calc/mcp
-    upstream: { url: "http://127.0.0.1:9/mcp" }
-    authorization_servers: [${ISSUER}]
-    tokens: { jwt: { issuer: ${ISSUER} } }
-`).routes[0]?.tokens.jwt;
-      if (!jwt) throw new Error('no jwt settings');
-      return jwt.jwksCooldown;
-    };
+    const cooldown = (): number => compileJwtSettings(ISSUER, `{ issuer: ${ISSUER} }`).jwksCooldown;
 
     it('K9 a rotation the JWKS publishes late is accepted within 5 s, not after 30 s of 401s', async () => {
       const verifying = await warmVerifier({ jwksCooldown: cooldown() });

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JWKS_MAX_AGE_MS } from '../../../src/auth/jwks-source.js';
 import { createJwtVerifier } from '../../../src/auth/jwt-verifier.js';
 import type { JwtSettings } from '../../../src/config/types.js';
-import { compileOrThrow } from '../../helpers/gateway.js';
+import { compileJwtSettings } from '../../helpers/gateway.js';
 import { startTestIssuer, type TestIssuer } from '../../helpers/issuer.js';
 
 const RESOURCE = 'https://gw.example.test/calc/mcp';
@@ -16,19 +16,10 @@ beforeEach(async () => {
 afterEach(() => issuer.close());
 
 function settings(): JwtSettings {
-  const config = compileOrThrow(`
-public_url: https://gw.example.test
-routes:
-  - name: calc
-    path: /calc/mcp
-    upstream: { url: "http://127.0.0.1:9/mcp" }
-    authorization_servers: [${issuer.issuer}]
-    tokens:
-      jwt: { issuer: ${issuer.issuer}, jwks_uri: ${issuer.jwksUri}, algorithms: [ES256], jwks_stale_window: 10m, max_lifetime: 24h }
-`);
-  const jwt = config.routes[0]?.tokens.jwt;
-  if (!jwt) throw new Error('no jwt settings');
-  return jwt;
+  return compileJwtSettings(
+    issuer.issuer,
+    `{ issuer: ${issuer.issuer}, jwks_uri: ${issuer.jwksUri}, algorithms: [ES256], jwks_stale_window: 10m, max_lifetime: 24h }`,
+  );
 }
 
 describe('JWKS metrics hooks', () => {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createJwtVerifier, createJwtVerifierCaches, type JwtVerifierCaches } from '../../../src/auth/jwt-verifier.js';
 import type { TokenVerifier } from '../../../src/auth/types.js';
 import type { JwtSettings } from '../../../src/config/types.js';
-import { compileOrThrow } from '../../helpers/gateway.js';
+import { compileJwtSettings } from '../../helpers/gateway.js';
 import { outcome } from '../../helpers/outcome.js';
 import { startTestIssuer, type TestIssuer } from '../../helpers/issuer.js';
 
@@ -23,18 +23,7 @@ afterEach(async () => {
 });
 
 function settings(jwt = `{ issuer: ${issuer.issuer}, jwks_uri: ${issuer.jwksUri}, algorithms: [ES256] }`): JwtSettings {
-  const config = compileOrThrow(`
-public_url: https://gw.example.test
-routes:
-  - name: calc
-    path: /calc/mcp
-    upstream: { url: "http://127.0.0.1:9/mcp" }
-    authorization_servers: [${issuer.issuer}]
-    tokens: { jwt: ${jwt} }
-`);
-  const compiled = config.routes[0]?.tokens.jwt;
-  if (!compiled) throw new Error('no jwt settings');
-  return compiled;
+  return compileJwtSettings(issuer.issuer, jwt);
 }
 
 function verifier(jwt: JwtSettings): TokenVerifier {
