@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { createJwtVerifierCaches } from './auth/jwt-verifier.js';
 import { createRouteVerifier } from './auth/route-verifier.js';
 import { resolveCacheKeySecret } from './cache/cache-keys.js';
 import { createCacheStore } from './cache/create-store.js';
@@ -23,11 +24,13 @@ export function assembleGateway(config: CompiledConfig, options: AssembleOptions
   const counters = options.counters ?? metrics.authCounters;
   const cache = options.cache ?? createCacheStore(config.cache, logger);
   const keySecret = resolveCacheKeySecret(config.cache);
+  // Outlives every runtime: a reload's verifiers start with the keys and verified tokens of the ones they replace.
+  const jwtCaches = createJwtVerifierCaches();
   return buildServer(config, {
     logger,
     cache,
     keySecret,
     metrics,
-    verifierFor: (route) => createRouteVerifier(route, { store: cache, keySecret, logger, counters }),
+    verifierFor: (route) => createRouteVerifier(route, { store: cache, keySecret, logger, counters, jwtCaches }),
   });
 }

@@ -7,6 +7,14 @@ export type BearerExtraction =
 /** RFC 6750 §2.1 b64token (token68): base64/base64url alphabet plus `-._~+/`, trailing `=` padding only. */
 export const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
 
+/**
+ * What the header grammar requires of the credential: b64token's characters, `=` included, in one run. Where the
+ * `=` stand is the form of the token itself, so padding inside (`=` in the middle of a JWT segment) makes a
+ * malformed access token, `invalid_token` (RFC 6750 §3.1), which the verifiers decide (both refuse anything that is
+ * not a b64token); spaces, commas, quotes and any other character make a malformed request.
+ */
+const CREDENTIAL = /^[A-Za-z0-9\-._~+/=]+$/;
+
 /** Scheme, separator and the rest; the classes are disjoint so the match is linear. */
 const CREDENTIALS = /^([^ \t]*)([ \t]*)(.*)$/s;
 
@@ -15,7 +23,8 @@ const CREDENTIALS = /^([^ \t]*)([ \t]*)(.*)$/s;
  * first `authorization` line, which would hide a duplicate (checklist A7).
  *
  * - no Authorization line, or a scheme other than Bearer → `missing` (401 without `error`, RFC 6750 §3.1)
- * - more than one Authorization line, or a Bearer credential that is not `Bearer 1*SP b64token` → `invalid_request`
+ * - more than one Authorization line, or a Bearer credential that is not `Bearer 1*SP` one run of b64token
+ *   characters → `invalid_request` (see CREDENTIAL for where `=` is judged)
  * - a token longer than `maxTokenBytes` → `too_long`, checked before the grammar so a huge value is never scanned
  *
  * Leading/trailing SP and HTAB around the field value are optional whitespace (RFC 9110 §5.5) and ignored; Node's
@@ -35,7 +44,7 @@ export function extractBearerToken(rawHeaders: readonly string[], maxTokenBytes:
   if (separator.includes('\t') || token === '') return { kind: 'invalid_request' };
   // Characters outside the grammar fail below anyway, so characters ≥ bytes here for every token that can pass.
   if (token.length > maxTokenBytes) return { kind: 'too_long' };
-  if (!B64TOKEN.test(token)) return { kind: 'invalid_request' };
+  if (!CREDENTIAL.test(token)) return { kind: 'invalid_request' };
   return { kind: 'token', token };
 }
 

@@ -12,7 +12,7 @@ export type IntrospectionFailure =
   | 'unexpected_status'
   | 'malformed';
 
-/** The claims of an `active: true` answer that decisions need; every field type-checked. `exp` in seconds. */
+/** The claims of an `active: true` answer that decisions need; every field type-checked. `exp` and `nbf` in seconds. */
 export interface IntrospectedClaims {
   readonly iss: string | undefined;
   readonly sub: string | undefined;
@@ -20,6 +20,7 @@ export interface IntrospectedClaims {
   readonly scope: string | undefined;
   readonly aud: readonly string[] | undefined;
   readonly exp: number | undefined;
+  readonly nbf: number | undefined;
   readonly token_type: string | undefined;
 }
 
@@ -124,9 +125,10 @@ function readClaims(document: Readonly<Record<string, unknown>>): IntrospectedCl
   const tokenType = optionalString(document.token_type);
   const aud = readAudience(document.aud);
   const exp = optionalNumber(document.exp);
+  const nbf = optionalNumber(document.nbf);
   if (iss === null || sub === null || clientId === null || scope === null || tokenType === null) return undefined;
-  if (aud === null || exp === null) return undefined;
-  return { iss, sub, client_id: clientId, scope, aud, exp, token_type: tokenType };
+  if (aud === null || exp === null || nbf === null) return undefined;
+  return { iss, sub, client_id: clientId, scope, aud, exp, nbf, token_type: tokenType };
 }
 
 /** The readers below answer `undefined` when the claim is absent, `null` when it is malformed. */

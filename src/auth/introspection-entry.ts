@@ -10,7 +10,7 @@ export type InactiveReason = 'inactive' | 'expired' | 'refresh_token';
 /**
  * What the cache keeps about one token: facts, not a route's decision, because routes with different audiences
  * share entries and each re-checks them (D12). Never the token. `until` (ms since the epoch) ends the entry's use
- * whatever the store's TTL does; `exp` is in seconds as on the wire.
+ * whatever the store's TTL does; `exp` and `nbf` are in seconds as on the wire.
  */
 export type IntrospectionEntry =
   | {
@@ -21,6 +21,7 @@ export type IntrospectionEntry =
       readonly scope?: string | undefined;
       readonly aud?: readonly string[] | undefined;
       readonly exp?: number | undefined;
+      readonly nbf?: number | undefined;
       readonly until: number;
     }
   | { readonly active: false; readonly reason: InactiveReason; readonly until: number };
@@ -52,8 +53,8 @@ export function entryFromAnswer(
   }
   const lifetime = claims.exp === undefined ? Infinity : claims.exp * 1000 - now;
   if (lifetime <= 0) return inactive('expired');
-  const { iss, sub, client_id, scope, aud, exp } = claims;
-  return { active: true, iss, sub, client_id, scope, aud, exp, until: now + Math.min(settings.maxTtl, lifetime) };
+  const { iss, sub, client_id, scope, aud, exp, nbf } = claims;
+  return { active: true, iss, sub, client_id, scope, aud, exp, nbf, until: now + Math.min(settings.maxTtl, lifetime) };
 }
 
 /** An entry a route accepted: active, and with the audience it was checked against. */
@@ -65,12 +66,18 @@ export interface EntryExpectations {
   /** Must equal `iss` when set. */
   readonly issuer: string | undefined;
   readonly now: number;
+  /** Allowed skew between our clock and the AS's for `nbf`. */
+  readonly clockTolerance: number;
 }
 
 /** The checks of one route; run on fresh and cached entries alike. Throws GatewayError('invalid_token'). */
 export function checkEntry(entry: IntrospectionEntry, expected: EntryExpectations): asserts entry is AcceptedEntry {
   if (!entry.active) throw invalidToken(`introspection_${entry.reason}`);
   if (entry.exp !== undefined && entry.exp * 1000 <= expected.now) throw invalidToken('introspection_expired');
+  // RFC 7662 §2.2 nbf, even under `active: true`; a fact of the token, so the entry stays cached and serves from nbf on.
+  if (entry.nbf !== undefined && entry.nbf * 1000 > expected.now + expected.clockTolerance) {
+    throw invalidToken('introspection_not_yet_valid');
+  }
   if (expected.issuer !== undefined && entry.iss !== expected.issuer) throw invalidToken('introspection_issuer');
   if (!entry.aud?.includes(expected.audience)) throw invalidToken('introspection_audience');
 }
@@ -114,7 +121,7 @@ export function parseEntry(raw: string): IntrospectionEntry | undefined {
   if (entry.active !== true) return undefined;
   const strings = [entry.iss, entry.sub, entry.client_id, entry.scope];
   if (!strings.every((claim) => claim === undefined || typeof claim === 'string')) return undefined;
-  if (entry.exp !== undefined && typeof entry.exp !== 'number') return undefined;
+  if (![entry.exp, entry.nbf].every((time) => time === undefined || typeof time === 'number')) return undefined;
   if (entry.aud !== undefined && !(Array.isArray(entry.aud) && entry.aud.every((a) => typeof a === 'string'))) {
     return undefined;
   }

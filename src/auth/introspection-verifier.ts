@@ -1,11 +1,13 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { introspectionCacheKeys } from '../cache/cache-keys.js';
+import { createValueSealer, type ValueSealer } from '../cache/sealed-value.js';
 import type { CacheStore } from '../cache/store.js';
 import type { IntrospectionSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { perObject } from '../memo.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
+import { createFairBulkhead, type BulkheadRefusal } from './fair-bulkhead.js';
 import { requestIntrospection, type IntrospectionFailure } from './introspection-client.js';
 import {
   callerOf,
@@ -16,7 +18,7 @@ import {
   type AcceptedEntry,
   type IntrospectionEntry,
 } from './introspection-entry.js';
-import type { AuthContext, TokenVerifier } from './types.js';
+import type { AuthContext, TokenVerifier, VerifyRequest } from './types.js';
 // RFC 6750 §2.1 b64token: anything else cannot be a bearer token and never reaches the AS.
 import { B64TOKEN } from './authorization-header.js';
 
@@ -32,11 +34,14 @@ export interface IntrospectionVerifierDeps {
   readonly fetch?: typeof fetch;
   readonly counters?: AuthCounters;
   readonly logger?: Logger;
-  /** Most introspection requests in flight at once; beyond → auth_unavailable, so a flood of distinct tokens cannot hammer the AS. */
+  /**
+   * Most introspection requests in flight at once, a quarter of them for one client address; beyond →
+   * auth_unavailable, so a flood of distinct tokens can neither hammer the AS nor starve other clients.
+   */
   readonly maxConcurrent?: number;
 }
 
-type Failure = IntrospectionFailure | 'bulkhead_full';
+type Failure = IntrospectionFailure | BulkheadRefusal;
 
 const DEFAULT_MAX_CONCURRENT = 64;
 /** Only bounds what may reach the AS; the header parser enforces the configured, smaller limit first. */
@@ -62,14 +67,15 @@ const FAILURE_MESSAGES: Partial<Record<Failure, string>> = {
   credentials_refused:
     'introspection endpoint refused the gateway client credentials (check tokens.introspection client_id, client_secret, auth_method); answering 503',
   bulkhead_full: 'too many introspection requests in flight; answering 503',
+  client_share_full: 'one client address holds its share of introspection requests in flight (unknown tokens?); answering 503 to it',
 };
 
 /**
  * RFC 7662 token verification behind a cache (the shared store, with a short-lived in-process tier in front of
  * Redis): a cached answer (positive or negative) is re-checked for this
  * verifier's audience and issuer and the clock; a miss costs one introspection per token per process however many
- * requests wait for it, and at most `maxConcurrent` introspections run at once. Any failure to get a well-formed
- * answer is `auth_unavailable` and is never cached.
+ * requests wait for it, and at most `maxConcurrent` introspections run at once, a fair share of them per client
+ * address (fair-bulkhead.ts). Any failure to get a well-formed answer is `auth_unavailable` and is never cached.
  */
 export function createIntrospectionVerifier(
   settings: IntrospectionSettings,
@@ -77,7 +83,7 @@ export function createIntrospectionVerifier(
 ): TokenVerifier {
   const now = deps.now ?? Date.now;
   const fetchImpl = deps.fetch ?? globalThis.fetch;
-  const maxConcurrent = deps.maxConcurrent ?? DEFAULT_MAX_CONCURRENT;
+  const bulkhead = createFairBulkhead(deps.maxConcurrent ?? DEFAULT_MAX_CONCURRENT);
   const cacheKeyOf = introspectionCacheKeys(settings.issuer ?? settings.endpoint.href, deps.keySecret);
   const log = deps.logger?.child({ component: 'introspection', endpoint: settings.endpoint.origin });
   const logFailure = failureLogger(log, now);
@@ -85,9 +91,10 @@ export function createIntrospectionVerifier(
   // A busy token's entry comes back as the same object from the local tier: so does its caller, which lets the
   // per-caller memos (session owner, rate-limit key) hit on introspection routes as they do for JWTs.
   const callerFor = perObject((entry: AcceptedEntry) => callerOf(entry, settings.endpoint.href));
+  const shared = deps.store.status().backend === 'redis';
   // The in-memory store is already in process: a second tier in front of it would only double the memory.
-  const local = deps.store.status().backend === 'redis' ? new LRUCache<string, LocalEntry>({ max: LOCAL_MAX_ENTRIES }) : undefined;
-  let running = 0;
+  const local = shared ? new LRUCache<string, LocalEntry>({ max: LOCAL_MAX_ENTRIES }) : undefined;
+  const codec = entryCodec(shared ? createValueSealer(deps.keySecret, 'introspection entry') : undefined);
 
   function keepLocally(key: string, entry: IntrospectionEntry): void {
     local?.set(key, { entry, until: Math.min(entry.until, now() + LOCAL_TTL_MS) });
@@ -97,22 +104,22 @@ export function createIntrospectionVerifier(
     const near = local?.get(key);
     if (near && near.until > now()) return near.entry;
     const raw = await deps.store.get(key);
-    const entry = raw === undefined ? undefined : parseEntry(raw);
+    const entry = raw === undefined ? undefined : codec.decode(key, raw);
     if (!entry || entry.until <= now()) return undefined;
     keepLocally(key, entry);
     return entry;
   }
 
-  async function introspect(token: string): Promise<IntrospectionEntry> {
-    if (running >= maxConcurrent) return unavailable('bulkhead_full');
-    running += 1;
+  async function introspect(token: string, clientAddress: string | undefined): Promise<IntrospectionEntry> {
+    const slot = bulkhead.acquire(clientAddress);
+    if (typeof slot === 'string') return unavailable(slot);
     deps.counters?.asCall();
     try {
       const result = await requestIntrospection(settings, token, fetchImpl, AbortSignal.timeout(settings.timeout));
       if (result.outcome === 'failed') return unavailable(result.failure, result.status);
       return entryFromAnswer(result.outcome === 'active' ? result.claims : undefined, settings, now());
     } finally {
-      running -= 1;
+      slot.release();
     }
   }
 
@@ -123,23 +130,26 @@ export function createIntrospectionVerifier(
   }
 
   /** Resolves once the answer is also stored, so requests after it find it in the cache (here or on a replica). */
-  async function introspectAndRemember(key: string, token: string): Promise<IntrospectionEntry> {
-    const entry = await introspect(token);
-    await deps.store.set(key, serializeEntry(entry), entry.until - now());
+  async function introspectAndRemember(key: string, token: string, clientAddress: string | undefined): Promise<IntrospectionEntry> {
+    const entry = await introspect(token, clientAddress);
+    await deps.store.set(key, codec.encode(key, entry), entry.until - now());
     keepLocally(key, entry);
     return entry;
   }
 
-  /** Single flight: the first miss introspects, every request for the same key meanwhile shares its answer. */
-  function introspectOnce(key: string, token: string): Promise<IntrospectionEntry> {
+  /**
+   * Single flight: the first miss introspects (in a slot of its client), every request for the same key meanwhile
+   * shares its answer.
+   */
+  function introspectOnce(key: string, token: string, clientAddress: string | undefined): Promise<IntrospectionEntry> {
     const pending = inFlight.get(key);
     if (pending) return pending;
-    const flight = introspectAndRemember(key, token).finally(() => inFlight.delete(key));
+    const flight = introspectAndRemember(key, token, clientAddress).finally(() => inFlight.delete(key));
     inFlight.set(key, flight);
     return flight;
   }
 
-  async function entryFor(token: string): Promise<IntrospectionEntry> {
+  async function entryFor(token: string, clientAddress: string | undefined): Promise<IntrospectionEntry> {
     const key = cacheKeyOf(token);
     const pending = inFlight.get(key);
     const hit = pending ? undefined : await cached(key);
@@ -149,16 +159,16 @@ export function createIntrospectionVerifier(
       return hit;
     }
     deps.counters?.cacheMiss();
-    return pending ?? introspectOnce(key, token);
+    return pending ?? introspectOnce(key, token, clientAddress);
   }
 
   return {
-    async verify(token: string): Promise<AuthContext> {
+    async verify(token: string, request?: VerifyRequest): Promise<AuthContext> {
       if (token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) {
         throw new GatewayError('invalid_token', { reason: 'malformed_token' });
       }
-      const entry = await entryFor(token);
-      checkEntry(entry, { audience: deps.audience, issuer: settings.issuer, now: now() });
+      const entry = await entryFor(token, request?.clientAddress);
+      checkEntry(entry, { audience: deps.audience, issuer: settings.issuer, now: now(), clockTolerance: settings.clockTolerance });
       return callerFor(entry);
     },
     isReady: () => true,
@@ -166,6 +176,28 @@ export function createIntrospectionVerifier(
     // In-flight introspections finish on their own (bounded by the timeout): a config reload closes the old
     // verifier while its requests are still being decided.
     close: () => Promise.resolve(),
+  };
+}
+
+interface EntryCodec {
+  encode(key: string, entry: IntrospectionEntry): string;
+  /** `undefined` (a miss) for anything this gateway did not write under this very key. */
+  decode(key: string, raw: string): IntrospectionEntry | undefined;
+}
+
+/**
+ * Stored form of entries. In a shared store (Redis) anyone who can write there could copy one caller's entry onto
+ * another token's key, so entries are sealed with their key as associated data (K15), like upstream tokens; the
+ * in-process store is written by this process alone, so its entries stay plain JSON and hits skip the decryption.
+ */
+function entryCodec(sealer: ValueSealer | undefined): EntryCodec {
+  if (!sealer) return { encode: (_key, entry) => serializeEntry(entry), decode: (_key, raw) => parseEntry(raw) };
+  return {
+    encode: (key, entry) => sealer.seal(key, serializeEntry(entry)),
+    decode(key, raw) {
+      const opened = sealer.open(key, raw);
+      return opened === undefined ? undefined : parseEntry(opened);
+    },
   };
 }
 

@@ -2,12 +2,14 @@ import { hash } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import type { JWTPayload, ProtectedHeaderParameters } from 'jose';
 import { LRUCache } from 'lru-cache';
+import type { Logger } from 'pino';
 import type { JwtSettings } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { discoverJwksUri } from './issuer-metadata.js';
-import { createJwksSource } from './jwks-source.js';
+import { createJwksSource, createKeySetSlot, type KeySetSlot } from './jwks-source.js';
 import { parseScopeClaim } from './scopes.js';
+import { createSharedPool, type SharedPool } from './shared-pool.js';
 import type { AuthContext, TokenVerifier } from './types.js';
 
 export interface JwtVerifierOptions {
@@ -16,6 +18,10 @@ export interface JwtVerifierOptions {
   readonly fetch?: typeof fetch;
   /** JWKS refresh and stale-serve counts go here. */
   readonly counters?: Pick<AuthCounters, 'jwksRefresh' | 'jwksStaleServe'>;
+  /** JWKS outages and recoveries are logged here (one line per change, never a key set's body). */
+  readonly logger?: Logger;
+  /** Shared with the verifiers of other routes and of reloaded configs (K8). Default: this verifier's own. */
+  readonly caches?: JwtVerifierCaches;
 }
 
 /** Verified tokens kept per verifier; the hit path is a hash and a map lookup instead of a signature check. */
@@ -29,6 +35,22 @@ interface CachedResult {
   readonly generation: number;
 }
 
+type ResultCache = LRUCache<string, CachedResult>;
+
+/**
+ * What JWT verifiers share while any of them holds it, so a verifier built by a reload starts where the one it
+ * replaces stands (checklist K8): the key set of a JWKS location (issuer and jwks_uri), and the verified-token
+ * cache of identical settings. A new issuer or JWKS URL starts empty: it fails closed until its keys load.
+ */
+export interface JwtVerifierCaches {
+  readonly keySets: SharedPool<KeySetSlot>;
+  readonly results: SharedPool<ResultCache>;
+}
+
+export function createJwtVerifierCaches(): JwtVerifierCaches {
+  return { keySets: createSharedPool(), results: createSharedPool() };
+}
+
 /**
  * JWT access token verifier for one route (RFC 9068 profile): jose `jwtVerify` with an alg allow-list, pinned
  * issuer, audience, required exp/iss/aud, clock tolerance and optional `typ: at+jwt`; keys from the issuer's JWKS
@@ -39,6 +61,10 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
   const now = options.now ?? Date.now;
   const fetchImpl = options.fetch ?? fetch;
   const toleranceSeconds = settings.clockTolerance / 1000;
+  const caches = options.caches ?? createJwtVerifierCaches();
+  const keySet = caches.keySets.acquire(`${settings.issuer} ${settings.jwksUri?.href ?? '(discovered)'}`, createKeySetSlot);
+  // Any setting may change what a token verifies to, so only identical settings share verified tokens.
+  const results = caches.results.acquire(JSON.stringify(settings), () => new LRUCache<string, CachedResult>({ max: RESULT_CACHE_SIZE }));
   let discovered: URL | undefined;
 
   const keys = createJwksSource({
@@ -50,10 +76,11 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
     timeoutMs: settings.fetchTimeout,
     cooldownMs: settings.jwksCooldown,
     staleWindowMs: settings.jwksStaleWindow,
-    onRefresh: (result) => options.counters?.jwksRefresh?.(result),
+    keySet: keySet.value,
+    logger: options.logger?.child({ component: 'jwks', issuer: settings.issuer }),
+    onRefresh: (result, reason) => options.counters?.jwksRefresh?.(result, reason),
     onStaleServe: () => options.counters?.jwksStaleServe?.(),
   });
-  const results = new LRUCache<string, CachedResult>({ max: RESULT_CACHE_SIZE });
 
   async function verifyUncached(token: string): Promise<AuthContext> {
     precheck(token, settings.issuer);
@@ -73,7 +100,7 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
   return {
     async verify(token) {
       const key = resultCacheKey(token);
-      const hit = results.get(key);
+      const hit = results.value.get(key);
       if (
         hit &&
         hit.generation === keys.generation() &&
@@ -85,10 +112,10 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
       const generation = keys.generation();
       try {
         const context = await verifyUncached(token);
-        results.set(key, { context, generation });
+        results.value.set(key, { context, generation });
         return context;
       } catch (error) {
-        results.delete(key);
+        results.value.delete(key);
         throw toGatewayError(error);
       }
     },
@@ -98,7 +125,8 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
     },
     close() {
       keys.close();
-      results.clear();
+      keySet.release();
+      results.release();
       return Promise.resolve();
     },
   };

@@ -114,7 +114,7 @@ export function authenticateHook(current: (request: FastifyRequest) => Runtime):
       case 'too_long':
         throw new GatewayError('invalid_token', { reason: 'token_too_long' });
       case 'token': {
-        const auth = await entry.verifier.verify(extraction.token);
+        const auth = await entry.verifier.verify(extraction.token, { clientAddress: request.ip });
         // Checklist K7: which methods exist is only told to an authenticated caller.
         if (!MCP_METHODS.has(request.method)) {
           return reply.code(request.method === 'OPTIONS' ? 204 : 405).header('allow', ALLOWED_METHODS).send();

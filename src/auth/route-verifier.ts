@@ -4,7 +4,7 @@ import type { CacheStore } from '../cache/store.js';
 import type { CompiledRoute } from '../config/types.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { createIntrospectionVerifier } from './introspection-verifier.js';
-import { createJwtVerifier } from './jwt-verifier.js';
+import { createJwtVerifier, type JwtVerifierCaches } from './jwt-verifier.js';
 import type { AuthContext, TokenVerifier } from './types.js';
 
 export interface RouteVerifierDeps {
@@ -14,6 +14,8 @@ export interface RouteVerifierDeps {
   readonly fetch?: typeof fetch;
   readonly counters?: AuthCounters;
   readonly logger?: Logger;
+  /** One per process, so verifiers of a reloaded config inherit JWKS keys and verified tokens (K8). */
+  readonly jwtCaches?: JwtVerifierCaches;
 }
 
 export type TokenKind = AuthContext['tokenKind'];
@@ -41,7 +43,9 @@ export interface InnerVerifiers {
 export function createRouteVerifier(route: CompiledRoute, deps: RouteVerifierDeps): RouteVerifier {
   const { jwt, introspection } = route.tokens;
   const inner: InnerVerifiers = {
-    jwt: jwt && createJwtVerifier(jwt, { now: deps.now, fetch: deps.fetch, counters: deps.counters }),
+    jwt:
+      jwt &&
+      createJwtVerifier(jwt, { now: deps.now, fetch: deps.fetch, counters: deps.counters, logger: deps.logger, caches: deps.jwtCaches }),
     introspection:
       introspection && createIntrospectionVerifier(introspection, { ...deps, audience: jwt?.audience ?? route.resource }),
   };
@@ -53,7 +57,7 @@ export function dispatchingVerifier(inner: InnerVerifiers, jwtIssuer: string | u
   const choose = chooser(inner, jwtIssuer);
   const parts = [inner.jwt, inner.introspection].filter((part) => part !== undefined);
   return {
-    verify: (token) => choose(token).verify(token),
+    verify: (token, request) => choose(token).verify(token, request),
     isReady: () => parts.every((part) => part.isReady()),
     async warm() {
       await Promise.all(parts.map((part) => part.warm()));

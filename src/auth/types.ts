@@ -12,12 +12,18 @@ export interface AuthContext {
   readonly tokenKind: 'jwt' | 'introspection';
 }
 
+/** What a verifier may know about the request besides its token. */
+export interface VerifyRequest {
+  /** The client's network address (the TCP peer): introspection shares its capacity fairly between clients. */
+  readonly clientAddress?: string | undefined;
+}
+
 /**
  * Validates a bearer token for one route. Resolves an AuthContext or rejects with a GatewayError whose code is
  * `invalid_token` (the token is bad) or `auth_unavailable` (the gateway cannot decide now). Never anything else.
  */
 export interface TokenVerifier {
-  verify(token: string): Promise<AuthContext>;
+  verify(token: string, request?: VerifyRequest): Promise<AuthContext>;
   /** True once the verifier can decide (e.g. JWKS fetched at least once). */
   isReady(): boolean;
   /** Warm-up at start (fetch JWKS); never throws. */

@@ -186,6 +186,7 @@ function compileIntrospection(
     authMethod: introspection.auth_method,
     issuer: introspection.issuer ?? jwtIssuer,
     timeout: introspection.timeout,
+    clockTolerance: introspection.clock_tolerance,
     maxTtl: introspection.cache.max_ttl,
     negativeTtl: introspection.cache.negative_ttl,
   };

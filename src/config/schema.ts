@@ -220,7 +220,10 @@ const jwt = z
     require_typ: z.boolean().default(false).describe('Require the header `typ: at+jwt` (RFC 9068). Default: false.'),
     max_lifetime: duration('24h', 'Longest accepted token lifetime (exp − iat).', { min: 1_000 }),
     jwks_stale_window: duration('10m', 'How long last-known keys stay usable while the JWKS endpoint is down.'),
-    jwks_cooldown: duration('30s', 'Minimum time between JWKS refetches triggered by an unknown kid.'),
+    jwks_cooldown: duration(
+      '5s',
+      'Minimum time between JWKS refetches for a kid the key set lacks: a rotated key is accepted within it, a flood of unknown kids costs one fetch per cooldown.',
+    ),
     fetch_timeout: duration('5s', 'Timeout of one JWKS or metadata request.', { min: MIN_TIMEOUT_MS }),
   })
   .describe('Validate access tokens as JWTs (RFC 9068).');
@@ -236,6 +239,9 @@ const introspection = z
       .describe('How the client authenticates. Default: client_secret_basic.'),
     issuer: strictUrl('Expected `iss` in answers. Default: tokens.jwt.issuer when set.').optional(),
     timeout: duration('3s', 'Timeout of one introspection request.', { min: MIN_TIMEOUT_MS }),
+    clock_tolerance: duration('30s', 'Allowed clock skew for an answer\'s nbf (exp is never stretched: a cached answer ends at exp).', {
+      max: 300_000,
+    }),
     cache: z
       .strictObject({
         max_ttl: duration('60s', 'Longest a positive answer is cached: the accepted revocation delay.'),

@@ -76,7 +76,7 @@ export interface JwtSettings {
   readonly maxLifetime: Milliseconds;
   /** How long keys from the last good JWKS fetch stay usable while the JWKS endpoint is unreachable. */
   readonly jwksStaleWindow: Milliseconds;
-  /** Minimum time between JWKS refetches triggered by an unknown `kid`. */
+  /** Minimum time between JWKS refetches triggered by an unknown `kid` (after a successful fetch). */
   readonly jwksCooldown: Milliseconds;
   /** Timeout for one JWKS or metadata HTTP request. */
   readonly fetchTimeout: Milliseconds;
@@ -92,6 +92,8 @@ export interface IntrospectionSettings {
   /** Expected `iss` in introspection answers, when set (defaults to the route's jwt issuer if any). */
   readonly issuer: string | undefined;
   readonly timeout: Milliseconds;
+  /** Allowed clock skew for an answer's `nbf`; `exp` gets none, so no cached answer outlives it. */
+  readonly clockTolerance: Milliseconds;
   /** Upper bound of a positive cache entry: the revocation delay operators accept. */
   readonly maxTtl: Milliseconds;
   /** Lifetime of a cached `active: false` answer. */

@@ -14,8 +14,8 @@ export interface AuthCounters {
   asCall(): void;
   /** The gateway could not get a usable answer (→ 503). */
   asError(reason: string): void;
-  /** One JWKS fetch finished. */
-  jwksRefresh?(result: 'success' | 'failure'): void;
+  /** One JWKS fetch finished; a failure carries its reason (a JwksFailure). */
+  jwksRefresh?(result: 'success' | 'failure', reason?: string): void;
   /** A key came from a key set past its refresh time because the JWKS endpoint could not be fetched. */
   jwksStaleServe?(): void;
 }

@@ -108,6 +108,12 @@ export function createGatewayMetrics(): GatewayMetrics {
     labelNames: ['result'] as const,
     registers,
   });
+  const jwksRefreshFailures = new Counter({
+    name: `${METRIC_PREFIX}jwks_refresh_failures_total`,
+    help: 'JWKS fetches that brought no usable key set (the last good one stays in use), by reason.',
+    labelNames: ['reason'] as const,
+    registers,
+  });
   const jwksStaleServes = new Counter({
     name: `${METRIC_PREFIX}jwks_stale_serves_total`,
     help: 'Keys served from a key set past its refresh time because the JWKS endpoint could not be fetched.',
@@ -140,7 +146,10 @@ export function createGatewayMetrics(): GatewayMetrics {
       negativeHit: () => introspectionCache.labels({ result: 'negative_hit' }).inc(),
       asCall: () => introspectionCalls.inc(),
       asError: (reason) => introspectionErrors.labels({ reason }).inc(),
-      jwksRefresh: (result) => jwksRefreshes.labels({ result }).inc(),
+      jwksRefresh: (result, reason) => {
+        jwksRefreshes.labels({ result }).inc();
+        if (reason !== undefined) jwksRefreshFailures.labels({ reason }).inc();
+      },
       jwksStaleServe: () => jwksStaleServes.inc(),
     },
     render: async () => ({ contentType: registry.contentType, body: await registry.metrics() }),

@@ -15,10 +15,10 @@ function resultOf(error: unknown): AuthDecisionResult {
 /** `inner` with every decision's outcome and duration reported to `observe`. */
 function timedVerifier(inner: TokenVerifier, observe: ObserveDecision, now: () => number): TokenVerifier {
   return {
-    async verify(token) {
+    async verify(token, request) {
       const startedAt = now();
       try {
-        const context = await inner.verify(token);
+        const context = await inner.verify(token, request);
         observe('accepted', (now() - startedAt) / 1000);
         return context;
       } catch (error) {

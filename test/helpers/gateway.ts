@@ -3,7 +3,7 @@ import { assembleGateway } from '../../src/assemble.js';
 import { createMemoryStore } from '../../src/cache/memory-store.js';
 import type { CacheStore } from '../../src/cache/store.js';
 import { parseConfig } from '../../src/config/load.js';
-import type { CompiledConfig } from '../../src/config/types.js';
+import type { CompiledConfig, JwtSettings } from '../../src/config/types.js';
 import type { Gateway } from '../../src/server.js';
 import { captureLogs } from './capture-logs.js';
 
@@ -23,6 +23,21 @@ export function compileOrThrow(yaml: string, env: NodeJS.ProcessEnv = {}): Compi
     throw new Error(`test config invalid:\n${result.problems.map((p) => `${p.path}: ${p.message}`).join('\n')}`);
   }
   return result.config;
+}
+
+/** The compiled `tokens.jwt` of a one-route config whose jwt block is `jwt` (YAML), with the defaults filled in. */
+export function compileJwtSettings(issuer: string, jwt: string): JwtSettings {
+  const compiled = compileOrThrow(`
+public_url: https://gw.example.test
+routes:
+  - name: calc
+    path: /calc/mcp
+    upstream: { url: "http://127.0.0.1:9/mcp" }
+    authorization_servers: [${issuer}]
+    tokens: { jwt: ${jwt} }
+`).routes[0]?.tokens.jwt;
+  if (!compiled) throw new Error('no jwt settings');
+  return compiled;
 }
 
 /** Builds the real gateway from YAML and listens on 127.0.0.1, port 0, capturing its logs. */

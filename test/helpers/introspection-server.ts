@@ -91,7 +91,7 @@ export async function startIntrospectionServer(): Promise<TestIntrospectionServe
 
 export const INTROSPECTION_SECRET = 'introspection-canary-secret-5c1e';
 
-/** Settings for tests: basic auth, 1 s timeout, 5 min max TTL, 30 s negative TTL; override what a test needs. */
+/** Settings for tests: basic auth, 1 s timeout, 30 s clock tolerance, 5 min max TTL, 30 s negative TTL; override what a test needs. */
 export function introspectionSettings(
   endpoint: URL,
   overrides: Partial<IntrospectionSettings> = {},
@@ -103,6 +103,7 @@ export function introspectionSettings(
     authMethod: 'client_secret_basic',
     issuer: 'https://as.example.test',
     timeout: 1_000,
+    clockTolerance: 30_000,
     maxTtl: 300_000,
     negativeTtl: 30_000,
     ...overrides,

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createIntrospectionVerifier, LOCAL_TTL_MS, type IntrospectionVerifierDeps } from '../../src/auth/introspection-verifier.js';
 import type { TokenVerifier } from '../../src/auth/types.js';
+import { introspectionCacheKey } from '../../src/cache/cache-keys.js';
 import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
 import type { CacheStore } from '../../src/cache/store.js';
 import type { IntrospectionSettings } from '../../src/config/types.js';
@@ -321,6 +322,18 @@ describe('D6 active:true but not for this resource, issuer or use', () => {
     expect(as.calls).toHaveLength(1);
   });
 
+  it.each([
+    ['nbf 2 minutes ahead (clock_tolerance 30 s)', 120, 30_000],
+    ['nbf 1 s ahead with no tolerance', 1, 0],
+  ])('K16 %s → invalid_token, also from the cached answer', async (_case, ahead, clockTolerance) => {
+    as.respond(() => goodAnswer({ nbf: seconds(time) + ahead }));
+    const gateway = verifier({ clockTolerance });
+    const token = randomToken();
+    expect(await outcome(gateway.verify(token), { withReason: true })).toBe('invalid_token:introspection_not_yet_valid');
+    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
+    expect(as.calls).toHaveLength(1);
+  });
+
   it('D6 a single-string aud equal to the resource is accepted', async () => {
     as.respond(() => goodAnswer({ aud: RESOURCE }));
     await expect(verifier().verify(randomToken())).resolves.toMatchObject({ audience: [RESOURCE] });
@@ -433,6 +446,43 @@ describe('D11 single flight, bulkhead and pre-AS rejection', () => {
     as.respond(() => goodAnswer());
     expect(await outcome(verifier().verify(token))).toBe('invalid_token');
     expect(as.calls).toHaveLength(0);
+  });
+});
+
+describe('K15 a Redis writer cannot graft one caller\'s cached claims onto another token', () => {
+  const keyOf = (token: string): string => prefix + introspectionCacheKey(ISSUER, keySecret, token);
+
+  it.each([
+    ['a token never seen', false],
+    ['a token cached as inactive', true],
+  ])('K15 alice\'s entry copied onto the key of %s → refused: re-introspected and 401, never alice', async (_case, cachedFirst) => {
+    const alice = randomToken();
+    const mallory = randomToken();
+    as.respond((call) => (call.token === alice ? goodAnswer() : inactive));
+    await verifier().verify(alice);
+    if (cachedFirst) expect(await outcome(verifier().verify(mallory))).toBe('invalid_token');
+    const callsBefore = as.calls.length;
+
+    const aliceEntry = await raw.get(keyOf(alice));
+    expect(aliceEntry).not.toBeNull();
+    await raw.set(keyOf(mallory), aliceEntry ?? '', 'PX', 60_000);
+
+    // A fresh verifier (another replica): nothing in its in-process tier, so it reads the grafted entry.
+    expect(await outcome(verifier().verify(mallory), { withReason: true })).toBe('invalid_token:introspection_inactive');
+    expect(as.calls.slice(callsBefore).map((call) => call.token)).toEqual([mallory]);
+    // The genuine entry still opens under its own key.
+    await expect(verifier().verify(alice)).resolves.toMatchObject({ subject: 'alice' });
+    expect(as.calls.slice(callsBefore)).toHaveLength(1);
+  });
+
+  it('K15 an entry sealed under another key secret (another gateway sharing the Redis) reads as a miss', async () => {
+    as.respond(() => goodAnswer());
+    const token = randomToken();
+    await verifier({}, { keySecret: randomBytes(32) }).verify(token);
+    const [foreign] = await cachedEntries();
+    await raw.set(keyOf(token), foreign?.value ?? '', 'PX', 60_000);
+    await verifier().verify(token);
+    expect(as.calls).toHaveLength(2);
   });
 });
 

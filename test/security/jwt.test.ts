@@ -4,12 +4,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { base64url, CompactSign, exportJWK, exportSPKI, generateKeyPair, SignJWT } from 'jose';
 import type { CryptoKey, JWK } from 'jose';
+import type { Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { JWKS_MAX_AGE_MS, JWKS_RETRY_BACKOFF_MS } from '../../src/auth/jwks-source.js';
 import { createJwtVerifier } from '../../src/auth/jwt-verifier.js';
 import type { TokenVerifier } from '../../src/auth/types.js';
 import type { JwtSettings } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
+import { captureLogs } from '../helpers/capture-logs.js';
+import { compileJwtSettings } from '../helpers/gateway.js';
 
 // ---------------------------------------------------------------------------------------------------------------
 // A real authorization-server side: JWKS and metadata documents over node:http on port 0, requests recorded.
@@ -133,8 +136,18 @@ afterAll(async () => {
 });
 
 const verifiers: TokenVerifier[] = [];
+/** JWKS fetch outcomes of this test's verifiers, in order: `success` or the failure reason. */
+let refreshes: string[];
+let refreshWaiters: (() => void)[];
+
+/** Resolves at the next finished JWKS fetch; take it before the request that starts the fetch. */
+function nextRefresh(): Promise<void> {
+  return new Promise((resolve) => refreshWaiters.push(resolve));
+}
 
 beforeEach(() => {
+  refreshes = [];
+  refreshWaiters = [];
   jwks = { keys: [es1.publicJwk, rs1.publicJwk, rs512.publicJwk, ps256.publicJwk] };
   jwksMode = 'ok';
   documents = new Map();
@@ -164,8 +177,20 @@ function settings(overrides: Partial<JwtSettings> = {}): JwtSettings {
   };
 }
 
-function verifier(overrides: Partial<JwtSettings> = {}, fetchImpl?: typeof fetch): TokenVerifier {
-  const created = createJwtVerifier(settings(overrides), { now: () => clock, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
+const counters = {
+  jwksRefresh: (result: 'success' | 'failure', reason?: string): void => {
+    refreshes.push(reason ?? result);
+    for (const resolve of refreshWaiters.splice(0)) resolve();
+  },
+};
+
+function verifier(overrides: Partial<JwtSettings> = {}, fetchImpl?: typeof fetch, logger?: Logger): TokenVerifier {
+  const created = createJwtVerifier(settings(overrides), {
+    now: () => clock,
+    counters,
+    ...(fetchImpl ? { fetch: fetchImpl } : {}),
+    ...(logger ? { logger } : {}),
+  });
   verifiers.push(created);
   return created;
 }
@@ -652,7 +677,10 @@ describe('I — JWKS faults', () => {
       jwksMode = mode;
 
       clock = T0 + JWKS_MAX_AGE_MS + 1;
+      // Served from the set at hand while one fetch renews it in the background (K9), which fails.
+      const renewal = nextRefresh();
       await expect(verifying.verify(known)).resolves.toBeDefined();
+      await renewal;
       expect(as.count(JWKS_PATH)).toBe(2);
       await expectUnavailable(verifying, unknown);
 
@@ -705,6 +733,10 @@ describe('I — JWKS faults', () => {
     jwks = { keys: [es2.publicJwk] };
     await expect(verifying.verify(old)).resolves.toBeDefined(); // the cached set is still fresh
     clock = T0 + JWKS_MAX_AGE_MS + 30_000;
+    // Past max age the set at hand still answers once while the background fetch renews it (stale-while-revalidate).
+    const renewal = nextRefresh();
+    await expect(verifying.verify(old)).resolves.toBeDefined();
+    await renewal;
     await expectInvalid(verifying, old, 'ERR_JWKS_NO_MATCHING_KEY');
     expect(as.count(JWKS_PATH)).toBe(3);
   });
@@ -738,6 +770,118 @@ describe('I — JWKS faults', () => {
       await expectInvalid(verifying, await mint({ key: es2, header: { kid: `random-${index}` } }));
     }
     expect(as.count(JWKS_PATH)).toBe(2);
+  });
+});
+
+describe('K9 — a JWKS answer never makes things worse', () => {
+  /** Same coordinates as a real key, but not a point of the curve: parses as a JWK, fails to import. */
+  const offCurve = (jwk: JWK, kid: string): JWK => ({ ...jwk, kid, y: base64url.encode(new Uint8Array(32).fill(7)) });
+
+  const badAnswers: [string, () => unknown, string][] = [
+    ['an empty key list', () => ({ keys: [] }), 'jwks_no_usable_keys'],
+    ['only encryption keys', () => ({ keys: [{ ...es2.publicJwk, use: 'enc' }] }), 'jwks_no_usable_keys'],
+    ['keys that all fail to import (off the curve, RSA under 2048 bits)', () => ({ keys: [offCurve(es2.publicJwk, 'es-2'), { kty: 'RSA', kid: 'rs-x', n: 'AQAB', e: 'AQAB' }] }), 'jwks_no_usable_keys'],
+    ['a key of an unknown type', () => ({ keys: [{ kty: 'XYZ', kid: 'x' }] }), 'jwks_no_usable_keys'],
+    ['no keys member', () => ({ issuer: ISSUER }), 'jwks_invalid'],
+    ['a JSON array', () => [], 'jwks_invalid'],
+  ];
+
+  it.each(badAnswers)('K9 %s replaces nothing: known keys keep verifying, the failure is counted with its reason', async (_case, answer, reason) => {
+    const verifying = await warmVerifier();
+    await verifying.verify(await mint());
+    jwks = answer();
+    clock += 30_000;
+    // An unknown kid makes the verifier look again; the answer is refused, so the kid cannot be judged yet.
+    await expectUnavailable(verifying, await mint({ key: es2 }), reason);
+    expect(refreshes).toEqual(['success', reason]);
+    // A fresh token (not in the result cache) under the kept key set.
+    await expect(verifying.verify(await mint({ claims: { sub: 'user-2' } }))).resolves.toMatchObject({ subject: 'user-2' });
+    expect(verifying.isReady()).toBe(true);
+  });
+
+  it('K9 keys that fail to import are dropped; the rest of the answer is used', async () => {
+    jwks = { keys: [offCurve(es1.publicJwk, 'broken'), es1.publicJwk] };
+    const verifying = await warmVerifier();
+    await expect(verifying.verify(await mint())).resolves.toBeDefined();
+    await expectInvalid(verifying, await mint({ key: es1, header: { kid: 'broken' } }), 'ERR_JWKS_NO_MATCHING_KEY');
+  });
+
+  it('K9 a refused answer is logged once per reason, never with its body; the recovery once', async () => {
+    const logs = captureLogs();
+    const verifying = verifier({}, undefined, logs.logger);
+    await verifying.warm();
+    jwks = { keys: [], note: 'body-canary-2f9c' };
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      clock += 30_000;
+      await expectUnavailable(verifying, await mint({ key: es2 }), 'jwks_no_usable_keys');
+    }
+    jwks = { keys: [es1.publicJwk, es2.publicJwk] };
+    clock += JWKS_RETRY_BACKOFF_MS;
+    await expect(verifying.verify(await mint({ key: es2 }))).resolves.toBeDefined();
+    const lines = logs.lines.map((line) => JSON.parse(line) as { level: number; msg: string; reason?: string });
+    expect(lines.filter((line) => line.level === 40).map((line) => line.reason)).toEqual(['jwks_no_usable_keys']);
+    expect(lines.filter((line) => line.msg === 'JWKS fetched again')).toHaveLength(1);
+    expect(logs.text()).not.toContain('body-canary-2f9c');
+  });
+
+  it('K9 a slow JWKS endpoint never delays a request whose kid is known (renewed in the background)', async () => {
+    const verifying = await warmVerifier({ fetchTimeout: 20_000 });
+    jwksMode = 'hang';
+    clock += JWKS_MAX_AGE_MS + 1;
+    const fetching = as.nextRequest(JWKS_PATH);
+    await expect(verifying.verify(await mint())).resolves.toMatchObject({ subject: 'user-1' });
+    // Answered while the renewal is still waiting on the endpoint.
+    expect(refreshes).toEqual(['success']);
+    await fetching;
+    expect(as.count(JWKS_PATH)).toBe(2);
+  });
+
+  describe('with the default jwks_cooldown', () => {
+    const cooldown = (): number => compileJwtSettings(ISSUER, `{ issuer: ${ISSUER} }`).jwksCooldown;
+
+    it('K9 a rotation the JWKS publishes late is accepted within 5 s, not after 30 s of 401s', async () => {
+      const verifying = await warmVerifier({ jwksCooldown: cooldown() });
+      // Tokens with the new kid arrive before the JWKS lists it (an AS replica restarted with a new key).
+      clock += 10_000;
+      await expectInvalid(verifying, await mint({ key: es2 }), 'ERR_JWKS_NO_MATCHING_KEY');
+      expect(as.count(JWKS_PATH)).toBe(2);
+      jwks = { keys: [es1.publicJwk, es2.publicJwk] };
+      clock += 5_000;
+      await expect(verifying.verify(await mint({ key: es2 }))).resolves.toBeDefined();
+      expect(as.count(JWKS_PATH)).toBe(3);
+    });
+
+    it('K9 a flood of random kids over 20 s costs at most one fetch per cooldown', async () => {
+      const verifying = await warmVerifier({ jwksCooldown: cooldown() });
+      for (let index = 0; index < 200; index += 1) {
+        clock += 100;
+        await expectInvalid(verifying, await mint({ key: es2, header: { kid: `random-${index}` } }));
+      }
+      expect(as.count(JWKS_PATH) - 1).toBeLessThanOrEqual(20_000 / cooldown());
+    });
+  });
+
+  it('K9 a start with the JWKS down: one warning, 503s without a fetch per request, recovery on the first request after it is back', async () => {
+    jwksMode = 'status';
+    const logs = captureLogs();
+    const verifying = verifier({}, undefined, logs.logger);
+    await verifying.warm();
+    expect(verifying.isReady()).toBe(false);
+    for (let request = 0; request < 5; request += 1) await expectUnavailable(verifying, await mint(), 'jwks_status');
+    expect(as.count(JWKS_PATH)).toBe(1);
+    clock += JWKS_RETRY_BACKOFF_MS;
+    await expectUnavailable(verifying, await mint(), 'jwks_status');
+    expect(as.count(JWKS_PATH)).toBe(2);
+
+    jwksMode = 'ok';
+    clock += JWKS_RETRY_BACKOFF_MS;
+    await expect(verifying.verify(await mint())).resolves.toBeDefined();
+    expect(verifying.isReady()).toBe(true);
+    const lines = logs.lines.map((line) => JSON.parse(line) as { level: number; msg: string; reason?: string; issuer?: string });
+    const warnings = lines.filter((line) => line.level === 40);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ reason: 'jwks_status', issuer: ISSUER, msg: expect.stringContaining('503') as unknown });
+    expect(lines.filter((line) => line.msg === 'JWKS fetched again')).toHaveLength(1);
   });
 });
 

@@ -141,6 +141,24 @@ describe('introspection answer → AuthContext', () => {
     },
   );
 
+  it('K16 nbf: within clock_tolerance accepted; beyond refused, then accepted from the cached answer once nbf is reached', async () => {
+    as.respond(() => goodAnswer({ nbf: seconds(time) + 29 }));
+    await expect(verifier({ clockTolerance: 30_000 }).verify(token())).resolves.toMatchObject({ subject: 'alice' });
+
+    as.respond(() => goodAnswer({ nbf: seconds(time) + 120 }));
+    const gateway = verifier({ clockTolerance: 30_000 });
+    const early = token();
+    expect(await outcome(gateway.verify(early), { withReason: true })).toBe('invalid_token:introspection_not_yet_valid');
+    time += 90_000;
+    await expect(gateway.verify(early)).resolves.toMatchObject({ subject: 'alice' });
+    expect(as.calls).toHaveLength(2);
+  });
+
+  it('K16 an nbf that is not a number makes the answer malformed', async () => {
+    as.respond(() => goodAnswer({ nbf: String(seconds(time)) }));
+    expect(await outcome(verifier().verify(token()), { withReason: true })).toBe('auth_unavailable:introspection_malformed');
+  });
+
   it('refuses an answer larger than 64 KiB as malformed', async () => {
     as.respond(() => goodAnswer({ padding: 'x'.repeat(70_000) }));
     expect(await outcome(verifier().verify(token()), { withReason: true })).toBe('auth_unavailable:introspection_malformed');

@@ -39,7 +39,7 @@ describe('defaults', () => {
           requireTyp: false,
           maxLifetime: 86_400_000,
           jwksStaleWindow: 600_000,
-          jwksCooldown: 30_000,
+          jwksCooldown: 5_000,
           fetchTimeout: 5_000,
         },
         introspection: undefined,
@@ -59,6 +59,7 @@ describe('defaults', () => {
       authMethod: 'client_secret_basic',
       issuer: 'https://as.example.com',
       timeout: 3_000,
+      clockTolerance: 30_000,
       maxTtl: 60_000,
       negativeTtl: 10_000,
     });

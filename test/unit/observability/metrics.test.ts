@@ -54,7 +54,8 @@ describe('gateway metrics', () => {
     counters.negativeHit();
     counters.asCall();
     counters.asError('timeout');
-    counters.jwksRefresh?.('failure');
+    counters.jwksRefresh?.('failure', 'jwks_no_usable_keys');
+    counters.jwksRefresh?.('success');
     counters.jwksStaleServe?.();
     metrics.sseStreamOpened();
     metrics.sseStreamOpened();
@@ -67,6 +68,8 @@ describe('gateway metrics', () => {
     expect(sampleValue(samples, 'mcp_gateway_introspection_cache_total', { result: 'negative_hit' })).toBe(1);
     expect(sampleValue(samples, 'mcp_gateway_introspection_as_errors_total', { reason: 'timeout' })).toBe(1);
     expect(sampleValue(samples, 'mcp_gateway_jwks_refresh_total', { result: 'failure' })).toBe(1);
+    expect(sampleValue(samples, 'mcp_gateway_jwks_refresh_total', { result: 'success' })).toBe(1);
+    expect(sampleValue(samples, 'mcp_gateway_jwks_refresh_failures_total', { reason: 'jwks_no_usable_keys' })).toBe(1);
     expect(sampleValue(samples, 'mcp_gateway_jwks_stale_serves_total')).toBe(1);
     expect(sampleValue(samples, 'mcp_gateway_sse_streams_open')).toBe(1);
     expect(sampleValue(samples, 'mcp_gateway_auth_decision_seconds_bucket', { route: 'calc', kind: 'jwt', result: 'accepted', le: '0.0025' })).toBe(1);

@@ -79,8 +79,12 @@ describe('timedVerifiers', () => {
     const { metrics, now } = recorder();
     let closed = false;
     const inner: TokenVerifier = { ...fake('jwt'), isReady: () => false, close: () => Promise.resolve(void (closed = true)) };
-    const verifier = timedVerifiers(() => dispatchingVerifier({ jwt: inner }, ISSUER), metrics, now)(route({ jwt: true }));
-    await expect(verifier.verify(JWT_FROM_ISSUER)).resolves.toMatchObject({ tokenKind: 'jwt', subject: 'alice' });
+    const requests: unknown[] = [];
+    const recording: TokenVerifier = { ...inner, verify: (token, request) => (requests.push(request), inner.verify(token)) };
+    const verifier = timedVerifiers(() => dispatchingVerifier({ jwt: recording }, ISSUER), metrics, now)(route({ jwt: true }));
+    await expect(verifier.verify(JWT_FROM_ISSUER, { clientAddress: '192.0.2.7' })).resolves.toMatchObject({ tokenKind: 'jwt', subject: 'alice' });
+    // K11: the client address reaches the inner verifier through the timing wrapper and the dispatch.
+    expect(requests).toEqual([{ clientAddress: '192.0.2.7' }]);
     expect(verifier.isReady()).toBe(false);
     await verifier.close();
     expect(closed).toBe(true);

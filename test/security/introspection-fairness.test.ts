@@ -1,0 +1,124 @@
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import {
+  active,
+  deferred,
+  inactive,
+  INTROSPECTION_SECRET,
+  startIntrospectionServer,
+  type TestIntrospectionServer,
+} from '../helpers/introspection-server.js';
+import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+
+const PUBLIC = 'https://gw.example.test';
+const RESOURCE = `${PUBLIC}/notes/mcp`;
+/** Two clients on two loopback addresses (Linux routes all of 127/8 to lo), so the gateway sees two peers. */
+const ATTACKER = '127.0.0.2';
+const CLIENT = '127.0.0.3';
+const GARBAGE = 100;
+const VALID = 10;
+
+let as: TestIntrospectionServer;
+let upstream: TestUpstream;
+let gw: RunningGateway;
+
+beforeAll(async () => {
+  [as, upstream] = await Promise.all([startIntrospectionServer(), startTestUpstream()]);
+  gw = await startGateway(
+    `
+public_url: ${PUBLIC}
+routes:
+  - name: notes
+    path: /notes/mcp
+    upstream: { url: ${upstream.url} }
+    authorization_servers: [https://as.example.test]
+    tokens:
+      introspection: { endpoint: ${as.endpoint.href}, client_id: gateway, client_secret: "\${env:INTROSPECTION_SECRET}", timeout: 60s }
+`,
+    { env: { INTROSPECTION_SECRET } },
+  );
+});
+
+afterAll(async () => {
+  await gw.close();
+  await Promise.all([as.close(), upstream.close()]);
+});
+
+/** One MCP request from `localAddress` on its own connection; resolves with the status. */
+function post(token: string, localAddress: string): Promise<number> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+  return new Promise((resolve, reject) => {
+    const sent = request(
+      {
+        host: '127.0.0.1',
+        port: gw.port,
+        localAddress,
+        agent: false,
+        method: 'POST',
+        path: '/notes/mcp',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
+    sent.on('error', reject);
+    sent.end(body);
+  });
+}
+
+const randomToken = (): string => randomBytes(32).toString('base64url');
+
+describe('K11 capacity isolation for introspection', () => {
+  it(`K11 ${GARBAGE} garbage tokens from one client held by the AS → ≥ 9 of ${VALID} fresh valid tokens from another still succeed`, async () => {
+    const valid = new Set(Array.from({ length: VALID }, randomToken));
+    // The AS "answers in 1 s" for garbage: it holds those answers until the test releases them.
+    const garbageAnswered = deferred();
+    let garbageAtAs = 0;
+    let garbageShed = 0;
+    const floodPlaced = deferred();
+    const checkFloodPlaced = (): void => {
+      if (garbageAtAs + garbageShed === GARBAGE) floodPlaced.release();
+    };
+    as.respond(async (call) => {
+      if (call.token !== null && valid.has(call.token)) {
+        return active({ sub: 'alice', client_id: 'app', aud: [RESOURCE], exp: Math.floor(Date.now() / 1000) + 600 });
+      }
+      garbageAtAs += 1;
+      checkFloodPlaced();
+      await garbageAnswered.promise;
+      return inactive;
+    });
+
+    const flood = Array.from({ length: GARBAGE }, () =>
+      post(randomToken(), ATTACKER).then((status) => {
+        if (status === 503) {
+          garbageShed += 1;
+          checkFloodPlaced();
+        }
+        return status;
+      }),
+    );
+    // Every garbage request is now either waiting at the AS or was refused for want of a slot.
+    await floodPlaced.promise;
+
+    const validStatuses = await Promise.all([...valid].map((token) => post(token, CLIENT)));
+    garbageAnswered.release();
+    const floodStatuses = await Promise.all(flood);
+
+    const succeeded = validStatuses.filter((status) => status === 200).length;
+    expect(succeeded).toBeGreaterThanOrEqual(9);
+    // The flooding client held at most its share (a quarter of the 64 slots) of the AS's attention.
+    expect(garbageAtAs).toBeLessThanOrEqual(16);
+    expect(floodStatuses.filter((status) => status === 401)).toHaveLength(garbageAtAs);
+    expect(floodStatuses.filter((status) => status === 503)).toHaveLength(GARBAGE - garbageAtAs);
+  });
+});
