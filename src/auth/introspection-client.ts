@@ -22,6 +22,10 @@ export interface IntrospectedClaims {
   readonly exp: number | undefined;
   readonly nbf: number | undefined;
   readonly token_type: string | undefined;
+  /** RFC 7662 `username`: who authorized the token, when the AS names them that way. */
+  readonly username: string | undefined;
+  /** RFC 7800 confirmation (`cnf`), whatever its shape, when present: the token is sender-constrained. */
+  readonly cnf: unknown;
 }
 
 export type IntrospectionResult =
@@ -126,9 +130,10 @@ function readClaims(document: Readonly<Record<string, unknown>>): IntrospectedCl
   const aud = readAudience(document.aud);
   const exp = optionalNumber(document.exp);
   const nbf = optionalNumber(document.nbf);
-  if (iss === null || sub === null || clientId === null || scope === null || tokenType === null) return undefined;
+  const username = optionalString(document.username);
+  if (iss === null || sub === null || clientId === null || scope === null || tokenType === null || username === null) return undefined;
   if (aud === null || exp === null || nbf === null) return undefined;
-  return { iss, sub, client_id: clientId, scope, aud, exp, nbf, token_type: tokenType };
+  return { iss, sub, client_id: clientId, scope, aud, exp, nbf, token_type: tokenType, username, cnf: document.cnf };
 }
 
 /** The readers below answer `undefined` when the claim is absent, `null` when it is malformed. */

@@ -1,11 +1,12 @@
 import type { IntrospectionSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
+import { bearerRefusal, type BearerRefusal } from './bearer-claims.js';
 import type { IntrospectedClaims } from './introspection-client.js';
 import { parseScopeClaim } from './scopes.js';
 import type { AuthContext } from './types.js';
 
 /** Why a token is refused by every route alike, so the refusal can be cached. */
-export type InactiveReason = 'inactive' | 'expired' | 'refresh_token';
+export type InactiveReason = 'inactive' | 'expired' | 'refresh_token' | BearerRefusal;
 
 /**
  * What the cache keeps about one token: facts, not a route's decision, because routes with different audiences
@@ -30,12 +31,13 @@ const REFRESH_TOKEN_TYPES: ReadonlySet<string> = new Set([
   'refresh_token',
   'urn:ietf:params:oauth:token-type:refresh_token',
 ]);
-const INACTIVE_REASONS: ReadonlySet<string> = new Set<InactiveReason>(['inactive', 'expired', 'refresh_token']);
+const INACTIVE_REASONS: ReadonlySet<string> = new Set<InactiveReason>(['inactive', 'expired', 'refresh_token', 'sender_constrained', 'no_principal']);
 
 /**
  * Turns an AS answer into an entry. A positive entry lives min(max_ttl, exp − now) (RFC 7662 §4: never beyond
  * `exp`); without `exp` (optional in RFC 7662) the AS's `active: true` holds for max_ttl, the accepted revocation
- * delay. Expired and refresh tokens become negative entries: no route may accept them.
+ * delay. Expired, refresh, sender-constrained and principal-less tokens become negative entries: no route may accept
+ * them.
  */
 export function entryFromAnswer(
   claims: IntrospectedClaims | undefined,
@@ -53,7 +55,11 @@ export function entryFromAnswer(
   }
   const lifetime = claims.exp === undefined ? Infinity : claims.exp * 1000 - now;
   if (lifetime <= 0) return inactive('expired');
-  const { iss, sub, client_id, scope, aud, exp, nbf } = claims;
+  const { iss, client_id, scope, aud, exp, nbf } = claims;
+  // Without `sub`, RFC 7662's `username` names who authorized the token; marked so it never equals a `sub`.
+  const sub = claims.sub ?? (claims.username === undefined ? undefined : `username:${claims.username}`);
+  const refusal = bearerRefusal({ cnf: claims.cnf, subject: sub, clientId: client_id });
+  if (refusal) return inactive(refusal);
   return { active: true, iss, sub, client_id, scope, aud, exp, nbf, until: now + Math.min(settings.maxTtl, lifetime) };
 }
 

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { JwtSettings } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
+import { bearerRefusal } from './bearer-claims.js';
 import { discoverJwksUri } from './issuer-metadata.js';
 import { createJwksSource, createKeySetSlot, type KeySetSlot } from './jwks-source.js';
 import { parseScopeClaim } from './scopes.js';
@@ -169,10 +170,14 @@ function toAuthContext(payload: JWTPayload, settings: JwtSettings, nowSeconds: n
   if (settings.strictAudience && (audience.length !== 1 || audience[0] !== settings.audience)) {
     throw invalid('audience_not_exclusive');
   }
+  const subject = optionalString(payload, 'sub');
+  const clientId = optionalString(payload, 'client_id') ?? optionalString(payload, 'azp');
+  const refusal = bearerRefusal({ cnf: payload.cnf, subject, clientId });
+  if (refusal) throw invalid(refusal);
   return {
     issuer: settings.issuer,
-    subject: optionalString(payload, 'sub'),
-    clientId: optionalString(payload, 'client_id') ?? optionalString(payload, 'azp'),
+    subject,
+    clientId,
     scopes: parseScopeClaim(payload.scope ?? payload.scp) ?? new Set<string>(),
     audience,
     expiresAt: exp * 1000,

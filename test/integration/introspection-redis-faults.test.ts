@@ -26,7 +26,7 @@ beforeEach(async () => {
   // Active for the good token, inactive for anything else: both decisions must survive a broken Redis.
   as.respond((call) =>
     call.token?.startsWith('good')
-      ? active({ iss: 'https://as.example.test', aud: [RESOURCE], exp: Math.floor(Date.now() / 1000) + 3600 })
+      ? active({ iss: 'https://as.example.test', sub: 'alice', aud: [RESOURCE], exp: Math.floor(Date.now() / 1000) + 3600 })
       : inactive,
   );
   cleanups.push(() => as.close());
