@@ -15,6 +15,8 @@ export type GatewayErrorCode =
   | 'auth_unavailable'
   /** Request Origin not allowed for the route → 403 without challenge. */
   | 'origin_forbidden'
+  /** Host (or, on a loopback gateway, Origin) fails DNS rebinding protection → 403 before authentication. */
+  | 'host_forbidden'
   /** Body is not one JSON-RPC message (batch, not JSON, not an object) → 400 with a JSON-RPC error. */
   | 'invalid_jsonrpc'
   /** A parameter policy must read cannot be (a resource URI that does not parse) → 400, JSON-RPC -32602. */

@@ -4,6 +4,7 @@ import { inspectJsonRpcBody, type JsonRpcMessageFacts } from '../policy/jsonrpc.
 import { mirroredHeadersProblem } from '../policy/mcp-headers.js';
 import { hasUnparsableResourceUri, requiredScopes } from '../policy/required-scopes.js';
 import { corsDecision, preflightHeaders } from '../proxy/cors.js';
+import { rebindingRefused } from '../proxy/dns-rebinding.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
 import { bindingDecision } from '../session/bindings.js';
 import { readSessionId } from '../session/session-id.js';
@@ -97,6 +98,9 @@ export function authenticateHook(current: (request: FastifyRequest) => Runtime):
     };
 
     const origin = singleHeader(request, 'origin');
+    if (rebindingRefused(runtime.config.hosts, request.headers.host, origin, entry.route.cors.allowedOrigins)) {
+      throw new GatewayError('host_forbidden');
+    }
     const cors = corsDecision(entry.route.cors, origin);
     if (!cors.allowed) throw new GatewayError('origin_forbidden');
     void reply.headers(cors.headers);

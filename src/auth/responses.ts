@@ -23,6 +23,7 @@ const DESCRIPTIONS = {
   missing_token: 'Authorization required',
   auth_unavailable: 'Authorization temporarily unavailable; retry later',
   origin_forbidden: 'Origin not allowed',
+  host_forbidden: 'Host or Origin not allowed for this gateway',
   invalid_jsonrpc: 'Request body must be a single JSON-RPC message',
   invalid_params: 'Resource URI cannot be parsed',
   payload_too_large: 'Request body too large',
@@ -126,7 +127,8 @@ export function errorResponse(
         body: jsonRpcError(jsonRpcId, JSONRPC_CODES.internalError, description),
       };
     case 'origin_forbidden':
-      return { statusCode: 403, headers: JSON_TYPE, body: oauthBody('origin_forbidden', description) };
+    case 'host_forbidden':
+      return { statusCode: 403, headers: JSON_TYPE, body: oauthBody(error.code, description) };
     case 'not_found':
       return { statusCode: 404, headers: JSON_TYPE, body: JSON.stringify({ error: 'not_found' }) };
     case 'invalid_jsonrpc':

@@ -13,7 +13,7 @@ import type {
   UpstreamAuth,
 } from './types.js';
 import { normalizeResourceUri } from './resource-uri.js';
-import { isInsecureHttp } from './url.js';
+import { isInsecureHttp, isLoopbackHost } from './url.js';
 
 /** RFC 9728 §3.1: the PRM path is this prefix followed by the resource's path. */
 export const WELL_KNOWN_PRM = '/.well-known/oauth-protected-resource';
@@ -51,6 +51,10 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
     shutdown: { gracePeriod: raw.shutdown.grace_period },
     publicUrl: new URL(publicUrl),
     allowInsecureHttp: raw.allow_insecure_http,
+    hosts: {
+      localOnly: isLoopbackHost(new URL(publicUrl).hostname),
+      allowedHosts: immutableSet(raw.allowed_hosts.map((host) => host.toLowerCase())),
+    },
     routes: compiledRoutes,
     routesByPath: immutableMap(compiledRoutes.map((route) => [route.path, route])),
     routesByMetadataPath: immutableMap([

@@ -69,6 +69,17 @@ export function forwardedHeaderProblem(name: string): string | undefined {
   return headerNameProblem(name);
 }
 
+/** An `allowed_hosts` entry: a host name or address, optionally with a port, as a Host header carries it. */
+export function hostProblem(value: string): string | undefined {
+  try {
+    const url = new URL(`http://${value}`);
+    if (url.host !== value.toLowerCase() && url.hostname !== value.toLowerCase()) return 'must be a host name or address, optionally with :port';
+  } catch {
+    return 'must be a host name or address, optionally with :port';
+  }
+  return undefined;
+}
+
 /** Secret header values: visible ASCII and inner spaces/tabs only, so they cannot split or end a header. */
 export function headerValueProblem(value: string): string | undefined {
   if (!/^[\x21-\x7E]([\x20-\x7E\t]*[\x21-\x7E])?$/.test(value)) {

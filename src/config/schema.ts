@@ -6,6 +6,7 @@ import {
   SCOPE_PATTERN,
   bearerTokenProblem,
   forwardedHeaderProblem,
+  hostProblem,
   headerNameProblem,
   headerValueProblem,
   originProblem,
@@ -434,6 +435,12 @@ export const configSchema = z
       .prefault({})
       .describe('Graceful shutdown.'),
     public_url: strictUrl('Public base URL of the gateway: base of resource URIs and metadata URLs.'),
+    allowed_hosts: z
+      .array(z.string().min(1).superRefine(rule(hostProblem)))
+      .default([])
+      .describe(
+        'Host header values (name, or name:port) MCP endpoints answer; others get 403 (DNS rebinding protection). Default: [] (any Host; with a loopback public_url, loopback names only).',
+      ),
     allow_insecure_http: z
       .boolean()
       .default(false)

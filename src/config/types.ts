@@ -215,6 +215,13 @@ export interface LimitSettings {
   readonly maxStreamsPerPrincipal: number;
 }
 
+export interface HostPolicy {
+  /** `public_url` is a loopback address: only loopback Host names and loopback (or listed) Origins. */
+  readonly localOnly: boolean;
+  /** `allowed_hosts`, lowercase; empty → any Host (unless local). */
+  readonly allowedHosts: ReadonlySet<string>;
+}
+
 /** The admin listener (metrics, health); never the main listener. */
 export interface AdminSettings {
   readonly enabled: boolean;
@@ -233,6 +240,8 @@ export interface CompiledConfig {
   readonly shutdown: ShutdownSettings;
   readonly publicUrl: URL;
   readonly allowInsecureHttp: boolean;
+  /** Which Host (and, for local gateways, Origin) values may reach MCP endpoints (DNS rebinding protection). */
+  readonly hosts: HostPolicy;
   readonly routes: readonly CompiledRoute[];
   /** Lookup by normalised request path. */
   readonly routesByPath: ReadonlyMap<string, CompiledRoute>;

@@ -16,7 +16,7 @@ describe('conformance preload: bearer token injection', () => {
     ['a Host header naming the gateway (any case)', 'http://127.0.0.1:4000', { Host: '127.0.0.1:4000' }, [['Host', '127.0.0.1:4000'], added]],
     ['another port', 'http://127.0.0.1:4001', {}, undefined],
     ['another host', 'http://localhost:4000', {}, undefined],
-    ['a DNS-rebinding Host header', 'http://127.0.0.1:4000', { Host: 'evil.example.com' }, undefined],
+    ['a DNS-rebinding Host header: the token too (the gateway must refuse on Host/Origin alone)', 'http://127.0.0.1:4000', { Host: 'evil.example.com' }, [['Host', 'evil.example.com'], added]],
     ['an Authorization header already present', 'http://127.0.0.1:4000', { Authorization: 'Bearer other' }, undefined],
     ['no origin at all', undefined, {}, undefined],
   ])('%s', (_case, origin, headers, expected) => {

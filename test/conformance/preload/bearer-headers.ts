@@ -27,9 +27,9 @@ export interface BearerTarget {
 
 /**
  * The request's headers with `Authorization: Bearer <token>` added, when the request goes to the gateway's
- * origin and is addressed to it: a Host header naming another host (a DNS rebinding attempt) gets no token, as a
- * browser page on that host would have none. A request that already carries Authorization is left alone.
- * Returns undefined when nothing is to be added.
+ * origin, whatever Host it claims: the DNS rebinding scenario must be refused by the gateway's Host/Origin check
+ * itself, not by a missing token. A request that already carries Authorization is left alone. Returns undefined
+ * when nothing is to be added.
  */
 export function withBearer(
   target: BearerTarget,
@@ -40,7 +40,5 @@ export function withBearer(
   const pairs = headerPairs(headers);
   const named = (name: string) => pairs.filter(([key]) => key.toLowerCase() === name).map(([, value]) => value);
   if (named('authorization').length > 0) return undefined;
-  const host = named('host');
-  if (host.length > 0 && !host.every((value) => value.toLowerCase() === new URL(target.origin).host)) return undefined;
   return [...pairs, ['authorization', `Bearer ${target.token}`]];
 }

@@ -10,6 +10,7 @@ const CODES: Readonly<Record<GatewayErrorCode, true>> = {
   insufficient_scope: true,
   auth_unavailable: true,
   origin_forbidden: true,
+  host_forbidden: true,
   invalid_jsonrpc: true,
   invalid_params: true,
   payload_too_large: true,
