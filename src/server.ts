@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { requestPath } from './auth/plugin.js';
+import { pathOf } from './decision/facts.js';
+import { refusalResponse } from './decision/refusal.js';
 import type { RouteVerifier } from './auth/route-verifier.js';
-import { errorResponse, type ChallengeContext } from './auth/responses.js';
 import { resolveCacheKeySecret } from './cache/cache-keys.js';
 import type { CacheStore } from './cache/store.js';
 import type { CompiledConfig, CompiledRoute } from './config/types.js';
@@ -68,11 +68,6 @@ function toGatewayError(error: FastifyError | Error): GatewayError | undefined {
   return undefined;
 }
 
-function challengeContext(request: FastifyRequest): ChallengeContext | undefined {
-  const entry = request.mcp?.entry;
-  return entry && { metadataUrl: entry.route.metadataUrl, challengeScopes: entry.challengeScopes };
-}
-
 /** The request announced a body (Content-Length other than 0, or chunked). */
 function declaresBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length'];
@@ -80,9 +75,9 @@ function declaresBody(request: FastifyRequest): boolean {
 }
 
 function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): void {
-  const response = errorResponse(error, challengeContext(request), request.mcp?.jsonRpcId ?? null);
+  const response = refusalResponse(error, request.decision);
   const level = error.code === 'auth_unavailable' || error.code.startsWith('upstream_') ? 'warn' : 'info';
-  request.log[level]({ code: error.code, reason: error.reason, route: request.mcp?.entry.route.name }, 'request refused');
+  request.log[level]({ code: error.code, reason: error.reason, route: request.decision?.entry?.route.name }, 'request refused');
   // Refused before its body was read (checklist K10): the connection closes after the answer, so the gateway
   // never reads, or waits for, a body it has already refused.
   const unreadBody = request.body === undefined && declaresBody(request);
@@ -148,7 +143,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     http: { connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
     return503OnClosing: true,
   });
-  app.decorateRequest('mcp', null);
+  app.decorateRequest('decision', null);
   app.server.headersTimeout = config.limits.headerTimeout;
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -172,7 +167,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
   const runtimeOf = (request: FastifyRequest) => generationOf(request).runtime;
   registerRequestObservers(app, { metrics, streams, runtimeOf });
   app.addHook('onRequest', (request, _reply, done) => {
-    done(draining && !HEALTH_PATHS.has(requestPath(request.url)) ? new GatewayError('draining') : undefined);
+    done(draining && !HEALTH_PATHS.has(pathOf(request.url)) ? new GatewayError('draining') : undefined);
   });
   registerRuntimeBodyLimit(app);
 

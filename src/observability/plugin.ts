@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { requestPath } from '../auth/plugin.js';
+import { pathOf } from '../decision/facts.js';
 import type { Runtime } from '../runtime.js';
 import { auditRecord } from './audit.js';
 import type { Readiness } from './health.js';
@@ -59,11 +59,11 @@ export function registerRequestObservers(app: FastifyInstance, options: RequestO
   const now = options.now ?? (() => performance.now());
 
   const routeName = (request: FastifyRequest, path: string): string =>
-    request.mcp?.entry.route.name ?? options.runtimeOf(request).routes.get(path)?.route.name ?? UNMATCHED_ROUTE;
+    request.decision?.entry?.route.name ?? options.runtimeOf(request).routes.get(path)?.route.name ?? UNMATCHED_ROUTE;
 
   /** Undefined for paths that are not MCP traffic. */
   function observe(request: FastifyRequest): Observation | undefined {
-    const path = requestPath(request.url);
+    const path = pathOf(request.url);
     return isMcpPath(path) ? { request, path, startedAt: now(), settled: false } : undefined;
   }
 
@@ -75,7 +75,7 @@ export function registerRequestObservers(app: FastifyInstance, options: RequestO
     options.metrics.request(route, request.method, requestOutcome(status));
     if (route === UNMATCHED_ROUTE || request.method === 'OPTIONS') return;
     const latencyMs = now() - observation.startedAt;
-    const { auth, message } = request.mcp ?? { auth: undefined, message: undefined };
+    const { auth, message } = request.decision ?? { auth: undefined, message: undefined };
     request.log.info(auditRecord({ route, httpMethod: request.method, auth, message, status, latencyMs }), 'audit');
   }
 
@@ -110,7 +110,7 @@ export function registerRequestObservers(app: FastifyInstance, options: RequestO
 /** Feeds `upstream_request_seconds`; given to the proxy routes. */
 export function upstreamObserver(metrics: GatewayMetrics) {
   return (request: FastifyRequest, result: number | 'unreachable' | 'timeout', elapsedMs: number): void => {
-    metrics.upstream(request.mcp?.entry.route.name ?? UNMATCHED_ROUTE, upstreamStatusClass(result), elapsedMs / 1000);
+    metrics.upstream(request.decision?.entry?.route.name ?? UNMATCHED_ROUTE, upstreamStatusClass(result), elapsedMs / 1000);
   };
 }
 

@@ -4,16 +4,18 @@ import { performance } from 'node:perf_hooks';
 import { pipeline, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
-import { authenticateHook, authorizeHook, mcpState, type McpRequestState } from '../auth/plugin.js';
 import { missingScopes } from '../auth/scopes.js';
+import type { RequestFacts } from '../decision/facts.js';
+import { admit, authorize } from '../decision/pipeline.js';
+import { recordAnswer } from '../decision/session.js';
+import { createDecisionState, type DecisionState } from '../decision/state.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { isEventStream, isJsonMediaType } from '../media-type.js';
 import { filterListResponse, filterReplayedListResponse, isFilteredList } from '../policy/list-visibility.js';
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
 import { requiredScopes } from '../policy/required-scopes.js';
 import type { StreamCap } from '../ratelimit/stream-cap.js';
-import type { Runtime } from '../runtime.js';
-import { readSessionId } from '../session/session-id.js';
+import type { RouteRuntime, Runtime } from '../runtime.js';
 import { upstreamRequestHeaders, upstreamResponseHeaders } from './headers.js';
 import { createSseRewriter, MAX_FILTERED_MESSAGE_BYTES, readCapped, rewriteJsonBody, type MessageRewrite } from './list-filter.js';
 import { classifyUpstreamFailure } from './upstream-errors.js';
@@ -30,6 +32,30 @@ export interface ProxyRoutesOptions {
   readonly streams: StreamCap;
   /** Told once per upstream exchange: its status (or how it failed) and the milliseconds to response headers. */
   readonly onUpstreamResult?: (request: FastifyRequest, result: number | 'unreachable' | 'timeout', elapsedMs: number) => void;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The decision about an MCP request (src/decision/); null on other paths. */
+    decision: DecisionState | null;
+  }
+}
+
+/** A request's decision facts, straight from the framework's request: no copying of headers. */
+function factsOf(request: FastifyRequest): RequestFacts {
+  return { method: request.method, url: request.url, headers: request.headers, rawHeaders: request.raw.rawHeaders, clientAddress: request.ip };
+}
+
+/** A request the decision let through: its state, the route and the caller. */
+interface Admitted {
+  readonly state: DecisionState;
+  readonly entry: RouteRuntime;
+}
+
+function admitted(request: FastifyRequest): Admitted {
+  const state = request.decision;
+  if (!state?.entry || !state.auth) throw new Error('MCP request handled without an admitted caller');
+  return { state, entry: state.entry };
 }
 
 /** Upstream statuses never relayed: their challenge would steer the client to the upstream's AS (RFC 9728 §7.3). */
@@ -57,9 +83,9 @@ function upstreamPath(upstream: URL, requestUrl: string): string {
  * The request headers for the upstream. Content-Length is not on the allowlist: undici counts the body it sends (a
  * chunked request arrives without one; a body on a method that forwards none must not announce one).
  */
-function outgoingHeaders(request: FastifyRequest, state: McpRequestState, forwardsBody: boolean, listFiltered: boolean) {
-  const injected = { ...state.upstreamCredential, 'x-request-id': request.id };
-  const headers = upstreamRequestHeaders(request.headers, injected, state.entry.route.upstream.forwardHeaders);
+function outgoingHeaders(request: FastifyRequest, { state, entry }: Admitted, forwardsBody: boolean, listFiltered: boolean) {
+  const injected = { ...state.upstreamHeaders, 'x-request-id': request.id };
+  const headers = upstreamRequestHeaders(request.headers, injected, entry.route.upstream.forwardHeaders);
   if (forwardsBody) headers['content-type'] ??= 'application/json';
   else delete headers['content-type'];
   // The list filter has to read the answer: ask for it uncompressed.
@@ -73,8 +99,8 @@ function outgoingHeaders(request: FastifyRequest, state: McpRequestState, forwar
  * entry gets. A POST list request's response is matched by id; a GET stream (resumption replays responses) is
  * filtered by shape. `undefined` when nothing is to be filtered.
  */
-function listRewrite(httpMethod: string, state: McpRequestState): MessageRewrite | undefined {
-  const { policy } = state.entry.route;
+function listRewrite(httpMethod: string, { state, entry }: Admitted): MessageRewrite | undefined {
+  const { policy } = entry.route;
   if (!policy.hideUnauthorized) return undefined;
   const allowed = (operation: JsonRpcMessageFacts) => missingScopes(requiredScopes(policy, operation), state.scopes).length === 0;
   if (httpMethod === 'GET') return (message) => filterReplayedListResponse(message, allowed);
@@ -84,21 +110,10 @@ function listRewrite(httpMethod: string, state: McpRequestState): MessageRewrite
   return (message) => filterListResponse(message, { method, id }, allowed);
 }
 
-/**
- * Session bookkeeping once the upstream answered (before the client sees the answer, so its next request finds
- * the binding): a session id issued on initialize is bound to the caller; a confirmed DELETE ends the binding.
- */
-async function recordSession(request: FastifyRequest, state: McpRequestState, response: UpstreamResponse): Promise<void> {
-  const { entry, auth } = state;
-  if (!entry.route.sessions.bind || !auth || response.statusCode < 200 || response.statusCode >= 300) return;
-  if (request.method === 'DELETE' && state.sessionId !== undefined) {
-    await entry.sessions.release(state.sessionId);
-    return;
-  }
-  if (request.method !== 'POST' || state.sessionId !== undefined || state.message?.method !== 'initialize') return;
-  const issued = readSessionId(response.headers['mcp-session-id']);
-  if (issued.kind !== 'valid') return;
-  if (!(await entry.sessions.bind(issued.id, auth))) {
+/** What the decision records once the upstream answered (session bindings), before the client sees the answer. */
+async function recordSession(request: FastifyRequest, { state, entry }: Admitted, response: UpstreamResponse): Promise<void> {
+  const stored = await recordAnswer(request.method, state, { status: response.statusCode, sessionIdHeader: response.headers['mcp-session-id'] });
+  if (!stored) {
     request.log.warn({ route: entry.route.name }, 'session binding not stored; the session will be refused until the client re-initializes');
   }
 }
@@ -125,7 +140,7 @@ function mayStream(request: FastifyRequest): boolean {
  * follows a tool call the upstream already ran; the slot is held until the response closes, or given back as
  * soon as the upstream answers with something other than a stream. Undefined when no slot is needed.
  */
-function takeStreamSlot(request: FastifyRequest, reply: FastifyReply, state: McpRequestState, streams: StreamCap, max: number): (() => void) | undefined {
+function takeStreamSlot(request: FastifyRequest, reply: FastifyReply, { state }: Admitted, streams: StreamCap, max: number): (() => void) | undefined {
   if (!state.auth || !mayStream(request)) return undefined;
   const release = streams.acquire(state.auth, max);
   if (!release) throw new GatewayError('too_many_streams', { reason: 'stream_cap', retryAfterMs: STREAM_RETRY_AFTER_MS });
@@ -143,11 +158,11 @@ const unfilterable = () => new GatewayError('upstream_unreachable', { reason: 'l
 async function relay(
   request: FastifyRequest,
   reply: FastifyReply,
-  state: McpRequestState,
+  admission: Admitted,
   response: UpstreamResponse,
   rewrite: MessageRewrite | undefined,
 ): Promise<void> {
-  await recordSession(request, state, response);
+  await recordSession(request, admission, response);
   const contentType = response.headers['content-type'];
   const eventStream = isEventStream(contentType);
   const relayStatusAndHeaders = () => reply.code(response.statusCode).headers(upstreamResponseHeaders(response.headers));
@@ -190,7 +205,7 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
   // The runtime limit (a reload may lower it) is checked once the body is complete; fastify's `bodyLimit`, fixed at
   // start, bounds what is buffered meanwhile.
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.maxBodyBytes }, (request, body, done) => {
-    const limit = request.mcp?.maxBodyBytes;
+    const limit = request.decision?.maxBodyBytes;
     done(limit !== undefined && body.length > limit ? new GatewayError('payload_too_large') : null, body);
   });
 
@@ -204,15 +219,30 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
     url: '/*',
     exposeHeadRoute: false,
     bodyLimit: options.maxBodyBytes,
-    onRequest: authenticateHook(options.current),
-    preHandler: authorizeHook(),
+    // The decision's first stage runs before the body is read, so an unauthenticated client never makes the
+    // gateway buffer one; the second stage reads the body it was handed.
+    onRequest: async (request, reply) => {
+      const runtime = options.current(request);
+      const state = createDecisionState(runtime.config.limits.maxBodyBytes);
+      request.decision = state;
+      const answer = await admit(runtime, factsOf(request), state);
+      void reply.headers(state.responseHeaders);
+      if (answer) return reply.code(answer.status).headers(answer.headers).send();
+      return undefined;
+    },
+    preHandler: async (request) => {
+      const state = request.decision;
+      if (!state) throw new Error('MCP request state missing: the decision did not run');
+      await authorize(factsOf(request), state, Buffer.isBuffer(request.body) ? request.body : undefined);
+    },
     handler: async (request, reply) => {
-      const state = mcpState(request);
-      const upstream = state.entry.route.upstream.url;
-      const rewrite = listRewrite(request.method, state);
+      const admission = admitted(request);
+      const { entry } = admission;
+      const upstream = entry.route.upstream.url;
+      const rewrite = listRewrite(request.method, admission);
       const forwardsBody = request.method === 'POST';
       const maxStreams = options.current(request).config.limits.maxStreamsPerPrincipal;
-      const releaseStreamSlot = takeStreamSlot(request, reply, state, options.streams, maxStreams);
+      const releaseStreamSlot = takeStreamSlot(request, reply, admission, options.streams, maxStreams);
 
       // A client that goes away before the answer is complete aborts the upstream request, even before headers
       // (checklist I6), and so does an answer the gateway gave itself meanwhile (503 at the shutdown deadline).
@@ -229,11 +259,11 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       const startedAt = performance.now();
       let response: UpstreamResponse;
       try {
-        response = await options.dispatcherOf(request, state.entry.route.name).request({
+        response = await options.dispatcherOf(request, entry.route.name).request({
           origin: upstream.origin,
           path: upstreamPath(upstream, request.url),
           method: request.method,
-          headers: outgoingHeaders(request, state, forwardsBody, rewrite !== undefined),
+          headers: outgoingHeaders(request, admission, forwardsBody, rewrite !== undefined),
           body: forwardsBody ? (request.body as Buffer | undefined) : null,
           signal: upstreamAbort,
         });
@@ -259,7 +289,7 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       }
       try {
         if (!isEventStream(response.headers['content-type'])) releaseStreamSlot?.();
-        await relay(request, reply, state, response, rewrite);
+        await relay(request, reply, admission, response, rewrite);
       } catch (error) {
         discard(response.body);
         if (!reply.sent && !clientGone) {

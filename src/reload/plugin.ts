@@ -26,7 +26,7 @@ export function registerRuntimePinning<T>(app: FastifyInstance, runtimes: Runtim
  */
 export function registerRuntimeBodyLimit(app: FastifyInstance): void {
   app.addHook('preParsing', (request, _reply, payload, done) => {
-    const limit = request.mcp?.maxBodyBytes;
+    const limit = request.decision?.maxBodyBytes;
     done(limit !== undefined && Number(request.headers['content-length']) > limit ? new GatewayError('payload_too_large') : null, payload);
   });
 }

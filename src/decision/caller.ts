@@ -1,0 +1,53 @@
+import { extractBearerToken, hasAccessTokenInQuery } from '../auth/authorization-header.js';
+import { effectiveScopes, missingScopes } from '../auth/scopes.js';
+import type { AuthContext } from '../auth/types.js';
+import type { LimitSettings } from '../config/types.js';
+import { GatewayError } from '../errors.js';
+import { requiredScopes } from '../policy/required-scopes.js';
+import type { RouteRuntime } from '../runtime.js';
+import { singleHeader, type RequestFacts } from './facts.js';
+import { keepCallerToken, type DecisionState } from './state.js';
+
+/** RFC 6750 §2.2/§2.3 carriers the gateway refuses: a token must only ever travel in the Authorization header. */
+function carriesTokenOutsideHeader(facts: RequestFacts): boolean {
+  const contentType = singleHeader(facts.headers, 'content-type')?.toLowerCase() ?? '';
+  const cookie = singleHeader(facts.headers, 'cookie') ?? '';
+  return (
+    hasAccessTokenInQuery(facts.url) ||
+    contentType.startsWith('application/x-www-form-urlencoded') ||
+    /(?:^|;)\s*access_token=/i.test(cookie)
+  );
+}
+
+/**
+ * Step 3–4: the token, from the Authorization header only (read from the raw lines, so a repeated header is seen),
+ * verified by the route's verifier. 400 invalid_request for a token elsewhere or a malformed header, 401 without a
+ * token or with an invalid one, 503 when the gateway cannot decide.
+ */
+export async function authenticate(entry: RouteRuntime, limits: LimitSettings, facts: RequestFacts, state: DecisionState): Promise<AuthContext> {
+  if (carriesTokenOutsideHeader(facts)) throw new GatewayError('invalid_request', { reason: 'token_outside_header' });
+  const extraction = extractBearerToken(facts.rawHeaders, limits.maxTokenBytes);
+  switch (extraction.kind) {
+    case 'missing':
+      throw new GatewayError('missing_token');
+    case 'invalid_request':
+      throw new GatewayError('invalid_request', { reason: 'malformed_authorization_header' });
+    case 'too_long':
+      throw new GatewayError('invalid_token', { reason: 'token_too_long' });
+    case 'token': {
+      const auth = await entry.verifier.verify(extraction.token, { clientAddress: facts.clientAddress });
+      state.auth = auth;
+      state.scopes = effectiveScopes(auth.scopes, entry.route.policy.implies);
+      keepCallerToken(state, extraction.token);
+      return auth;
+    }
+  }
+}
+
+/** The route's own `policy.scopes` need no body: a caller without them is refused before it is read (K10). */
+export function checkRouteScopes(entry: RouteRuntime, state: DecisionState): void {
+  const { policy } = entry.route;
+  if (missingScopes(policy.scopes, state.scopes).length > 0) {
+    throw new GatewayError('insufficient_scope', { requiredScopes: requiredScopes(policy, undefined) });
+  }
+}

@@ -1,0 +1,31 @@
+import { GatewayError } from '../errors.js';
+import { inspectJsonRpcBody } from '../policy/jsonrpc.js';
+import { mirroredHeadersProblem } from '../policy/mcp-headers.js';
+import { hasUnparsableResourceUri } from '../policy/required-scopes.js';
+import type { RouteRuntime } from '../runtime.js';
+import { singleHeader, type RequestFacts } from './facts.js';
+import type { DecisionState } from './state.js';
+
+/**
+ * Step 5a: the POST body is one JSON-RPC message (else 400 -32600), its mirrored headers say what the body says
+ * (else 400 -32020), and a resource it names can be placed by the route's resource policies (else 400 -32602).
+ * GET and DELETE carry no message: only the route's scopes apply to them.
+ */
+export function readMessage(entry: RouteRuntime, facts: RequestFacts, state: DecisionState, body: Buffer | undefined): void {
+  if (facts.method !== 'POST') return;
+  const inspection = inspectJsonRpcBody(body ?? EMPTY, singleHeader(facts.headers, 'content-type'));
+  if (inspection.kind === 'invalid') {
+    state.jsonRpcId = inspection.id;
+    throw new GatewayError('invalid_jsonrpc', { reason: inspection.reason });
+  }
+  const { message } = inspection;
+  state.jsonRpcId = message.id ?? null;
+  state.message = message;
+  const mismatch = mirroredHeadersProblem(facts.headers, message);
+  if (mismatch) throw new GatewayError('header_mismatch', { reason: mismatch });
+  if (hasUnparsableResourceUri(entry.route.policy, message)) {
+    throw new GatewayError('invalid_params', { reason: 'unparsable_resource_uri' });
+  }
+}
+
+const EMPTY = Buffer.alloc(0);

@@ -1,0 +1,24 @@
+import { missingScopes } from '../auth/scopes.js';
+import type { AuthContext } from '../auth/types.js';
+import { GatewayError } from '../errors.js';
+import { requiredScopes } from '../policy/required-scopes.js';
+import type { RouteRuntime } from '../runtime.js';
+import { callerToken, type DecisionState } from './state.js';
+
+/** Step 5b: every scope the operation needs (route, method, then the tool, resource or prompt it names) → else 403. */
+export function checkOperationScopes(entry: RouteRuntime, state: DecisionState): void {
+  const required = requiredScopes(entry.route.policy, state.message);
+  if (missingScopes(required, state.scopes).length > 0) {
+    throw new GatewayError('insufficient_scope', { requiredScopes: required });
+  }
+}
+
+/**
+ * Step 7: the headers the gateway sets upstream for this caller: the route's upstream credential (never the
+ * caller's token) and, with `upstream.identity`, a signed identity assertion. 502 when no credential can be had.
+ */
+export async function resolveUpstreamHeaders(entry: RouteRuntime, auth: AuthContext, state: DecisionState): Promise<void> {
+  const credential = await entry.credentials.headersFor(auth, callerToken(state));
+  const { identity } = entry;
+  state.upstreamHeaders = identity ? { ...credential, [identity.header]: await identity.assert(auth, state.scopes) } : credential;
+}

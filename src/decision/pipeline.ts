@@ -1,0 +1,44 @@
+import type { Runtime } from '../runtime.js';
+import { methodAnswer, type EarlyAnswer } from './answers.js';
+import { authenticate, checkRouteScopes } from './caller.js';
+import type { RequestFacts } from './facts.js';
+import { readMessage } from './message.js';
+import { checkOperationScopes, resolveUpstreamHeaders } from './operation.js';
+import { checkOrigin, preflightAnswer } from './origin.js';
+import { matchRoute } from './route.js';
+import { checkSession } from './session.js';
+import type { DecisionState } from './state.js';
+
+/**
+ * The decision, in two stages so a front door can refuse before it reads a body. Every step either passes, fills
+ * in `state`, or throws the GatewayError that is the refusal (rendered from the response table by
+ * `refusalResponse`). The order is the contract: ARCHITECTURE.md "One request, end to end".
+ *
+ * Stage one, from the request line and headers: route, origin, preflight, token, method, route scopes, rate
+ * limit, session. Resolves with an early answer (preflight, 405) or `undefined` to go on.
+ */
+export async function admit(runtime: Runtime, facts: RequestFacts, state: DecisionState): Promise<EarlyAnswer | undefined> {
+  const entry = matchRoute(runtime, facts, state);
+  checkOrigin(runtime.config.hosts, entry, facts, state);
+  const preflight = preflightAnswer(entry, facts);
+  if (preflight) return preflight;
+  const auth = await authenticate(entry, runtime.config.limits, facts, state);
+  const otherMethod = methodAnswer(facts.method);
+  if (otherMethod) return otherMethod;
+  checkRouteScopes(entry, state);
+  await entry.rateLimiter?.take(auth);
+  await checkSession(entry, auth, facts, state);
+  return undefined;
+}
+
+/**
+ * Stage two, with the body (a POST's JSON-RPC message): message and mirrored headers, operation scopes, then the
+ * upstream credential. On return `state.upstreamHeaders` is what to set upstream.
+ */
+export async function authorize(facts: RequestFacts, state: DecisionState, body: Buffer | undefined): Promise<void> {
+  const { entry, auth } = state;
+  if (!entry || !auth) throw new Error('authorize ran before admit accepted the caller');
+  readMessage(entry, facts, state, body);
+  checkOperationScopes(entry, state);
+  await resolveUpstreamHeaders(entry, auth, state);
+}

@@ -1,0 +1,12 @@
+import { GatewayError } from '../errors.js';
+import type { RouteRuntime, Runtime } from '../runtime.js';
+import { pathOf, type RequestFacts } from './facts.js';
+import type { DecisionState } from './state.js';
+
+/** Step 1: the route table, by exact path (nothing derived from Host or X-Forwarded-*). Unknown → 404. */
+export function matchRoute(runtime: Runtime, facts: RequestFacts, state: DecisionState): RouteRuntime {
+  const entry = runtime.routes.get(pathOf(facts.url));
+  if (!entry) throw new GatewayError('not_found');
+  state.entry = entry;
+  return entry;
+}

@@ -1,0 +1,46 @@
+import type { AuthContext } from '../auth/types.js';
+import { GatewayError } from '../errors.js';
+import type { RouteRuntime } from '../runtime.js';
+import { bindingDecision } from '../session/bindings.js';
+import { readSessionId } from '../session/session-id.js';
+import type { RequestFacts } from './facts.js';
+import type { DecisionState } from './state.js';
+
+/**
+ * Step 6, checklist G1–G5, G8: a session id must be well-formed (else 400), and with `sessions.bind` bound to this
+ * principal (else 404, or 503 when the store cannot say). Runs after authentication (a session never
+ * authenticates) and before the body is read or anything reaches the upstream.
+ */
+export async function checkSession(entry: RouteRuntime, auth: AuthContext, facts: RequestFacts, state: DecisionState): Promise<void> {
+  const header = readSessionId(facts.headers['mcp-session-id']);
+  if (header.kind === 'invalid') throw new GatewayError('invalid_session_id', { reason: 'malformed_session_id' });
+  if (header.kind === 'absent') return;
+  if (entry.route.sessions.bind) {
+    const refused = bindingDecision(await entry.sessions.check(header.id, auth));
+    if (refused) throw refused;
+  }
+  state.sessionId = header.id;
+}
+
+/** The upstream's answer, as far as session bookkeeping needs it. */
+export interface UpstreamAnswer {
+  readonly status: number;
+  readonly sessionIdHeader: string | string[] | undefined;
+}
+
+/**
+ * What the decision records once the upstream answered, before the client sees the answer (so its next request
+ * finds the binding): a session id issued on initialize is bound to the caller; a confirmed DELETE ends the
+ * binding. False when a binding could not be stored (the client will have to re-initialize).
+ */
+export async function recordAnswer(httpMethod: string, state: DecisionState, answer: UpstreamAnswer): Promise<boolean> {
+  const { entry, auth } = state;
+  if (!entry?.route.sessions.bind || !auth || answer.status < 200 || answer.status >= 300) return true;
+  if (httpMethod === 'DELETE' && state.sessionId !== undefined) {
+    await entry.sessions.release(state.sessionId);
+    return true;
+  }
+  if (httpMethod !== 'POST' || state.sessionId !== undefined || state.message?.method !== 'initialize') return true;
+  const issued = readSessionId(answer.sessionIdHeader);
+  return issued.kind !== 'valid' || (await entry.sessions.bind(issued.id, auth));
+}

@@ -1,0 +1,61 @@
+import type { AuthContext } from '../auth/types.js';
+import type { JsonRpcId, JsonRpcMessageFacts } from '../policy/jsonrpc.js';
+import type { RouteRuntime } from '../runtime.js';
+
+/**
+ * One request's decision so far, filled in step by step; the front door that owns the request keeps it and reads
+ * it to answer (a refusal's challenge needs the route, its JSON-RPC error the request's id) and to forward.
+ */
+export interface DecisionState {
+  /** The route, once the path matched one. */
+  entry: RouteRuntime | undefined;
+  /** The largest body this request may have (the pinned config's `limits.max_body_bytes`). */
+  maxBodyBytes: number;
+  /** Headers every answer to this request carries (CORS), once the Origin was allowed. */
+  responseHeaders: Readonly<Record<string, string>>;
+  /** The caller, once a token was accepted. */
+  auth: AuthContext | undefined;
+  /** The caller's scopes with `policy.implies` applied: what every scope check uses. */
+  scopes: ReadonlySet<string>;
+  /** The request's valid Mcp-Session-Id, once checked. */
+  sessionId: string | undefined;
+  /** The POST body's JSON-RPC message, once read. */
+  message: JsonRpcMessageFacts | undefined;
+  /** The JSON-RPC id a refusal answers with (null until a body was read). */
+  jsonRpcId: JsonRpcId;
+  /** What the gateway sets upstream: the credential and the identity assertion, once authorized. */
+  upstreamHeaders: Readonly<Record<string, string>>;
+}
+
+const NO_SCOPES: ReadonlySet<string> = new Set();
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+export function createDecisionState(maxBodyBytes: number): DecisionState {
+  return {
+    entry: undefined,
+    maxBodyBytes,
+    responseHeaders: NO_HEADERS,
+    auth: undefined,
+    scopes: NO_SCOPES,
+    sessionId: undefined,
+    message: undefined,
+    jsonRpcId: null,
+    upstreamHeaders: NO_HEADERS,
+  };
+}
+
+/**
+ * The caller's raw token, kept for the one step that needs it (RFC 8693 subject_token) outside the state, so no
+ * serialisation of the state can ever print it.
+ */
+const callerTokens = new WeakMap<DecisionState, string>();
+
+export function keepCallerToken(state: DecisionState, token: string): void {
+  callerTokens.set(state, token);
+}
+
+export function callerToken(state: DecisionState): string {
+  const token = callerTokens.get(state);
+  if (token === undefined) throw new Error('the caller token was not kept: authentication did not run');
+  return token;
+}
