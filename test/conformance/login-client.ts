@@ -5,25 +5,20 @@
  *
  * The suite appends the scenario's server URL and passes pre-registered credentials, when a scenario has them, in
  * MCP_CONFORMANCE_CONTEXT. This driver only does what a user would: it puts the credentials on the command line (the
- * secret in a 0600 file), and plays the browser, following the printed "Sign in at:" address to login's loopback
- * redirect. Everything else (discovery, registration, PKCE, state, resource, step-up) is login's own.
+ * secret in a 0600 file) and plays the browser, following the printed "Sign in at:" address to login's loopback
+ * redirect (test/helpers/cli.ts). Everything else (discovery, registration, PKCE, state, resource, step-up) is
+ * login's own.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
-import { SIGN_IN_PREFIX } from '../../src/client/browser.js';
+import { join } from 'node:path';
 import { CONFIG_DIR_VARIABLE } from '../../src/client/token-store.js';
-import { visitInBrowser } from '../helpers/user-agent.js';
+import { runCli } from '../helpers/cli.js';
 
 /** The document URL the suite's Client ID Metadata Document scenario expects as client_id (it is never fetched). */
 const PUBLISHED_CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
 /** Every scenario's server has this tool; calling it is what lets the step-up scenario ask for more scope. */
 const TOOL = 'test-tool';
-
-const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 interface ConformanceContext {
   readonly client_id?: string;
@@ -46,23 +41,7 @@ async function main(): Promise<number> {
   const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as ConformanceContext;
   const home = mkdtempSync(join(tmpdir(), 'mcp-login-conformance-'));
   try {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src', 'main.ts'), ...loginArguments(serverUrl, context, join(home, 'secret'))], {
-      cwd: repoRoot,
-      env: { ...process.env, [CONFIG_DIR_VARIABLE]: home },
-      stdio: ['ignore', 'inherit', 'pipe'],
-    });
-    const visits: Promise<unknown>[] = [];
-    for await (const line of createInterface({ input: child.stderr })) {
-      process.stderr.write(`${line}\n`);
-      if (line.startsWith(SIGN_IN_PREFIX)) {
-        visits.push(visitInBrowser(new URL(line.slice(SIGN_IN_PREFIX.length))).catch((error: unknown) => process.stderr.write(`browser: ${String(error)}\n`)));
-      }
-    }
-    const code = await new Promise<number | null>((resolve) => {
-      if (child.exitCode !== null) resolve(child.exitCode);
-      else child.once('close', resolve);
-    });
-    await Promise.all(visits);
+    const { code } = await runCli(loginArguments(serverUrl, context, join(home, 'secret')), { env: { [CONFIG_DIR_VARIABLE]: home }, echo: true });
     return code ?? 1;
   } finally {
     rmSync(home, { recursive: true, force: true });

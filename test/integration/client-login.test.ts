@@ -1,0 +1,117 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { CONFIG_DIR_VARIABLE, readTokenStore } from '../../src/client/token-store.js';
+import { runLogin } from '../helpers/login.js';
+import { startClientFixture, type Fixture, type Plant } from './client-fixture.js';
+
+const fixtures: Fixture[] = [];
+let env: NodeJS.ProcessEnv;
+
+beforeEach(async () => {
+  env = { [CONFIG_DIR_VARIABLE]: await mkdtemp(join(tmpdir(), 'mcp-login-')) };
+});
+
+afterEach(async () => {
+  await Promise.all(fixtures.splice(0).map((fixture) => fixture.close()));
+});
+
+async function fixture(plant: Plant): Promise<Fixture> {
+  const started = await startClientFixture({ plant });
+  fixtures.push(started);
+  return started;
+}
+
+async function stored(): Promise<string[]> {
+  return Object.keys(await readTokenStore(join(env[CONFIG_DIR_VARIABLE] ?? '', 'tokens.json')));
+}
+
+describe('login refuses what a spec client must refuse, before any authorization request', () => {
+  it.each<[string, Plant, string]>([
+    ['a PRM resource naming another server', 'prm-resource-mismatch', 'protected resource metadata refused: resource'],
+    ['an authorization server metadata issuer other than the advertised one', 'as-issuer-mismatch', 'is not http'],
+    ['no S256 in code_challenge_methods_supported', 'no-s256', 'lacks S256'],
+    ['no code_challenge_methods_supported at all', 'no-pkce-field', 'code_challenge_methods_supported is missing'],
+  ])('%s: exit 1, no authorization request, nothing stored', async (_name, plant, message) => {
+    const deployment = await fixture(plant);
+    const { code, stderr } = await runLogin({ url: deployment.url.href }, env);
+    expect(stderr).toContain('login failed: ');
+    expect(stderr).toContain(message);
+    expect(code).toBe(1);
+    expect(deployment.requests.filter((request) => request.startsWith('GET /as/authorize') || request.startsWith('POST /as/'))).toEqual([]);
+    expect(await stored()).toEqual([]);
+  });
+});
+
+describe('login: the authorization response', () => {
+  it('a response with another state is discarded: exit 1, no token request', async () => {
+    const deployment = await fixture('wrong-state');
+    const { code, stderr } = await runLogin({ url: deployment.url.href }, env);
+    expect(stderr).toContain('login failed: the authorization response has a missing or different state: discarded');
+    expect(code).toBe(1);
+    expect(deployment.requests).not.toContain('POST /as/token');
+  });
+
+  it('an error response names its error code: exit 1', async () => {
+    const deployment = await fixture('access-denied');
+    const { code, stderr } = await runLogin({ url: deployment.url.href }, env);
+    expect(stderr).toContain('login failed: the authorization server refused: access_denied');
+    expect(code).toBe(1);
+  });
+
+  it('sends PKCE S256, state and the resource, registers dynamically, and keeps the token by resource', async () => {
+    const deployment = await fixture('clean');
+    const { code, stderr } = await runLogin({ url: deployment.url.href }, env);
+    expect(code).toBe(0);
+    expect(stderr).toContain(`client: dynamic client registration at ${deployment.issuer}/register`);
+    // The fixture's token endpoint refuses a wrong code_verifier or resource, so a token proves both were right.
+    expect(deployment.requests).toEqual(expect.arrayContaining(['POST /as/register', 'GET /as/authorize', 'POST /as/token']));
+    expect(await stored()).toEqual([deployment.resource]);
+  });
+
+  it.each<[string, Plant]>([
+    ['discovery only at the root', 'root-only-discovery'],
+    ['error="invalid_token" in the first challenge', 'error-without-token'],
+  ])('works despite %s (a warning for probe, not a refusal)', async (_name, plant) => {
+    const deployment = await fixture(plant);
+    const { code } = await runLogin({ url: deployment.url.href }, env);
+    expect(code).toBe(0);
+    expect(await stored()).toEqual([deployment.resource]);
+  });
+});
+
+describe('login usage and reachability (exit 2)', () => {
+  it.each([
+    ['no URL', {}, 'the MCP server URL is missing'],
+    ['--client-secret-file without --client-id', { url: 'http://127.0.0.1:1/mcp', clientSecretFile: '/x' }, '--client-secret-file needs --client-id'],
+    ['an http --client-metadata-url', { url: 'http://127.0.0.1:1/mcp', clientMetadataUrl: 'http://example.com/client.json' }, 'https URL with a path'],
+    ['--tool-arguments that are not JSON', { url: 'http://127.0.0.1:1/mcp', callTool: 'add', toolArguments: '{a' }, 'is not JSON'],
+    ['--tool-arguments that are not an object', { url: 'http://127.0.0.1:1/mcp', callTool: 'add', toolArguments: '[1]' }, 'must be a JSON object'],
+    ['--tool-arguments without --call-tool', { url: 'http://127.0.0.1:1/mcp', toolArguments: '{}' }, 'needs --call-tool'],
+  ])('%s', async (_name, options, message) => {
+    const { code, stderr } = await runLogin(options, env);
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
+    expect(stderr).toContain('Usage: mcp-auth-gateway login');
+  });
+
+  it('an unreachable URL exits 2', async () => {
+    const deployment = await fixture('clean');
+    await deployment.close();
+    fixtures.splice(0);
+    const { code, stderr } = await runLogin({ url: deployment.url.href }, env);
+    expect(stderr).toContain(`login failed: cannot reach ${deployment.url.href}`);
+    expect(code).toBe(2);
+  });
+
+  it('a pre-registered client: --client-id and the secret from --client-secret-file', async () => {
+    const deployment = await fixture('clean');
+    const secretFile = join(env[CONFIG_DIR_VARIABLE] ?? '', 'secret');
+    await writeFile(secretFile, 'pre-registered-secret\n', { mode: 0o600 });
+    const { code, stderr } = await runLogin({ url: deployment.url.href, clientId: 'pre-registered', clientSecretFile: secretFile }, env);
+    expect(stderr).toContain('client: the pre-registered client_id pre-registered');
+    expect(code).toBe(0);
+    expect(deployment.requests).not.toContain('POST /as/register');
+  });
+});
