@@ -104,81 +104,10 @@ async function devAuthServer(file: string | undefined, options: { issuer?: strin
 
 const processOutput = { stdout: (text: string) => process.stdout.write(text), stderr: (text: string) => process.stderr.write(text) };
 
-/** A command line parseArgs rejects (unknown option, missing value): the message and the usage line, exit 2. */
-function usageFailure(error: unknown, usage: string): number {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\nUsage: ${usage}\n`);
-  return 2;
-}
-
-async function probe(args: string[]): Promise<number> {
-  const { PROBE_USAGE, runProbeCommand } = await import('./client/probe-command.js');
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        token: { type: 'string' },
-        'token-file': { type: 'string' },
-        'client-id': { type: 'string' },
-        json: { type: 'boolean' },
-        timeout: { type: 'string' },
-      },
-    });
-  } catch (error) {
-    return usageFailure(error, PROBE_USAGE);
-  }
-  const { values, positionals } = parsed;
-  return runProbeCommand(
-    { url: positionals[0], token: values.token, tokenFile: values['token-file'], clientId: values['client-id'], json: values.json, timeout: values.timeout },
-    processOutput,
-  );
-}
-
-async function login(args: string[]): Promise<number> {
-  const { LOGIN_USAGE, runLoginCommand } = await import('./client/login-command.js');
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        scope: { type: 'string' },
-        'client-id': { type: 'string' },
-        'client-secret-file': { type: 'string' },
-        'client-metadata-url': { type: 'string' },
-        'call-tool': { type: 'string' },
-        'tool-arguments': { type: 'string' },
-        'print-token': { type: 'boolean' },
-        'no-browser': { type: 'boolean' },
-        timeout: { type: 'string' },
-      },
-    });
-  } catch (error) {
-    return usageFailure(error, LOGIN_USAGE);
-  }
-  const { values, positionals } = parsed;
-  return runLoginCommand(
-    {
-      url: positionals[0],
-      scope: values.scope,
-      clientId: values['client-id'],
-      clientSecretFile: values['client-secret-file'],
-      clientMetadataUrl: values['client-metadata-url'],
-      callTool: values['call-tool'],
-      toolArguments: values['tool-arguments'],
-      printToken: values['print-token'],
-      noBrowser: values['no-browser'],
-      timeout: values.timeout,
-    },
-    processOutput,
-  );
-}
-
 export async function main(argv: readonly string[]): Promise<number | undefined> {
-  // The spec client's commands take their own options (src/client/).
-  if (argv[0] === 'probe') return probe(argv.slice(1));
-  if (argv[0] === 'login') return login(argv.slice(1));
+  // The spec client's commands parse their own options (src/client/).
+  if (argv[0] === 'probe') return (await import('./client/probe-command.js')).runProbeCommand(argv.slice(1), processOutput);
+  if (argv[0] === 'login') return (await import('./client/login-command.js')).runLoginCommand(argv.slice(1), processOutput);
   const { values, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { parseDuration } from '../config/duration.js';
 
 /** Where a command writes: process.stdout/stderr in the CLI, buffers in tests. */
@@ -21,6 +22,15 @@ export async function withUsageErrors(output: CommandOutput, usage: string, run:
     if (!(error instanceof UsageError)) throw error;
     output.stderr(`${error.message}\nUsage: ${usage}\n`);
     return 2;
+  }
+}
+
+/** A command's arguments after its name; an unknown option or a missing value is a `UsageError`. */
+export function parseCommandLine<const Options extends NonNullable<ParseArgsConfig['options']>>(args: readonly string[], options: Options) {
+  try {
+    return parseArgs({ args: [...args], options, allowPositionals: true });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
   }
 }
 

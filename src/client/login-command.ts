@@ -1,6 +1,6 @@
 import { isHttpsUrl } from '@modelcontextprotocol/sdk/client/auth.js';
 import { openBrowser, SIGN_IN_PREFIX } from './browser.js';
-import { parseHttpUrl, parseTimeout, readSecretFile, UsageError, withUsageErrors, type CommandOutput, type ExitCode } from './command-line.js';
+import { parseCommandLine, parseHttpUrl, parseTimeout, readSecretFile, UsageError, withUsageErrors, type CommandOutput, type ExitCode } from './command-line.js';
 import { login, LoginError } from './login.js';
 import { Redactor } from './redaction.js';
 import { saveToken, tokenStorePath } from './token-store.js';
@@ -9,41 +9,40 @@ export const LOGIN_USAGE =
   'mcp-auth-gateway login <url> [--scope S] [--client-id ID [--client-secret-file F]] [--client-metadata-url URL] ' +
   '[--call-tool NAME [--tool-arguments JSON]] [--print-token] [--no-browser] [--timeout 10s]';
 
-export interface LoginCommandOptions {
-  readonly url?: string;
-  readonly scope?: string;
-  readonly clientId?: string;
-  readonly clientSecretFile?: string;
-  readonly clientMetadataUrl?: string;
-  readonly callTool?: string;
-  readonly toolArguments?: string;
-  readonly printToken?: boolean;
-  readonly noBrowser?: boolean;
-  readonly timeout?: string;
-}
+const OPTIONS = {
+  scope: { type: 'string' },
+  'client-id': { type: 'string' },
+  'client-secret-file': { type: 'string' },
+  'client-metadata-url': { type: 'string' },
+  'call-tool': { type: 'string' },
+  'tool-arguments': { type: 'string' },
+  'print-token': { type: 'boolean' },
+  'no-browser': { type: 'boolean' },
+  timeout: { type: 'string' },
+} as const;
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const AUTHORIZATION_TIMEOUT_MS = 5 * 60_000;
 
-function toolCall(options: LoginCommandOptions): { name: string; arguments: Record<string, unknown> } | undefined {
-  if (options.callTool === undefined) {
-    if (options.toolArguments !== undefined) throw new UsageError('--tool-arguments needs --call-tool');
+function toolCall(name: string | undefined, json: string | undefined): { name: string; arguments: Record<string, unknown> } | undefined {
+  if (name === undefined) {
+    if (json !== undefined) throw new UsageError('--tool-arguments needs --call-tool');
     return undefined;
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(options.toolArguments ?? '{}');
+    parsed = JSON.parse(json ?? '{}');
   } catch {
     throw new UsageError('--tool-arguments is not JSON');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError('--tool-arguments must be a JSON object');
-  return { name: options.callTool, arguments: parsed as Record<string, unknown> };
+  return { name, arguments: parsed as Record<string, unknown> };
 }
 
-async function clientSecretOf(options: LoginCommandOptions): Promise<string | undefined> {
-  if (options.clientSecretFile === undefined) return undefined;
-  if (options.clientId === undefined) throw new UsageError('--client-secret-file needs --client-id');
-  return readSecretFile(options.clientSecretFile, '--client-secret-file');
+async function clientSecretOf(clientId: string | undefined, file: string | undefined): Promise<string | undefined> {
+  if (file === undefined) return undefined;
+  if (clientId === undefined) throw new UsageError('--client-secret-file needs --client-id');
+  return readSecretFile(file, '--client-secret-file');
 }
 
 /**
@@ -51,30 +50,33 @@ async function clientSecretOf(options: LoginCommandOptions): Promise<string | un
  * stderr; stdout carries the access token only with `--print-token`. Exit 0 signed in, 1 refused or failed, 2
  * usage error or unreachable URL.
  */
-export function runLoginCommand(options: LoginCommandOptions, output: CommandOutput, env: NodeJS.ProcessEnv = process.env): Promise<ExitCode> {
+export function runLoginCommand(args: readonly string[], output: CommandOutput, env: NodeJS.ProcessEnv = process.env): Promise<ExitCode> {
   return withUsageErrors(output, LOGIN_USAGE, async () => {
-    const url = parseHttpUrl(options.url, 'the MCP server URL');
-    if (options.clientMetadataUrl !== undefined && !isHttpsUrl(options.clientMetadataUrl)) {
+    const { values, positionals } = parseCommandLine(args, OPTIONS);
+    const url = parseHttpUrl(positionals[0], 'the MCP server URL');
+    const clientMetadataUrl = values['client-metadata-url'];
+    if (clientMetadataUrl !== undefined && !isHttpsUrl(clientMetadataUrl)) {
       throw new UsageError('--client-metadata-url must be an https URL with a path (the published document)');
     }
-    const timeoutMs = parseTimeout(options.timeout, DEFAULT_TIMEOUT_MS);
-    const callTool = toolCall(options);
-    const clientSecret = await clientSecretOf(options);
+    const timeoutMs = parseTimeout(values.timeout, DEFAULT_TIMEOUT_MS);
+    const callTool = toolCall(values['call-tool'], values['tool-arguments']);
+    const clientId = values['client-id'];
+    const clientSecret = await clientSecretOf(clientId, values['client-secret-file']);
     const redactor = new Redactor();
     redactor.add(clientSecret);
     const log = (line: string) => output.stderr(`${redactor.apply(line)}\n`);
 
     const presentAuthorizationUrl = async (authorizationUrl: URL): Promise<void> => {
       log(`${SIGN_IN_PREFIX}${authorizationUrl.href}`);
-      if (options.noBrowser !== true && !(await openBrowser(authorizationUrl))) log('(no browser could be opened: open the address above)');
+      if (values['no-browser'] !== true && !(await openBrowser(authorizationUrl))) log('(no browser could be opened: open the address above)');
     };
     try {
       const token = await login({
         url,
-        scope: options.scope,
-        clientId: options.clientId,
+        scope: values.scope,
+        clientId,
         clientSecret,
-        clientMetadataUrl: options.clientMetadataUrl,
+        clientMetadataUrl,
         callTool,
         timeoutMs,
         authorizationTimeoutMs: AUTHORIZATION_TIMEOUT_MS,
@@ -85,7 +87,7 @@ export function runLoginCommand(options: LoginCommandOptions, output: CommandOut
       const path = tokenStorePath(env);
       await saveToken(path, token);
       log(`token for ${token.resource} saved in ${path} (readable by you only)`);
-      if (options.printToken === true) output.stdout(`${token.accessToken}\n`);
+      if (values['print-token'] === true) output.stdout(`${token.accessToken}\n`);
       return 0;
     } catch (error) {
       log(`login failed: ${error instanceof Error ? error.message : String(error)}`);

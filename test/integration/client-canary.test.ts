@@ -37,7 +37,7 @@ describe('H1: probe and login never print a token, an authorization code or a se
       for (const json of [false, true]) {
         let output = '';
         const write = (text: string) => void (output += text);
-        const code = await runProbeCommand({ url: canaryDeployment.url.href, token, json, timeout: '5s' }, { stdout: write, stderr: write });
+        const code = await runProbeCommand([canaryDeployment.url.href, '--token', token, '--timeout', '5s', ...(json ? ['--json'] : [])], { stdout: write, stderr: write });
         expect(code).toBe(1);
         expect(output).toContain('token-accepted');
         expectNoLeak(output, [token, `${CANARY}signature${CANARY}`]);
@@ -47,9 +47,9 @@ describe('H1: probe and login never print a token, an authorization code or a se
   });
 
   it('login (in process and as the binary): the canary code, client secret and access token flow, and never reach the output', async () => {
-    for (const run of [runLogin, (options: { url: string }, env: NodeJS.ProcessEnv) => runCli(['login', options.url, '--no-browser'], { env })]) {
+    for (const run of [runLogin, (args: readonly string[], env: NodeJS.ProcessEnv) => runCli(['login', ...args, '--no-browser'], { env })]) {
       const dir = await mkdtemp(join(tmpdir(), 'mcp-login-canary-'));
-      const { code, stdout, stderr } = await run({ url: canaryDeployment.url.href }, { [CONFIG_DIR_VARIABLE]: dir });
+      const { code, stdout, stderr } = await run([canaryDeployment.url.href], { [CONFIG_DIR_VARIABLE]: dir });
       expect(code).toBe(0);
       // The canaries were really handled: the stored access token is one.
       expect(await readFile(join(dir, 'tokens.json'), 'utf8')).toContain(`${CANARY}-access-token-`);
@@ -61,10 +61,7 @@ describe('H1: probe and login never print a token, an authorization code or a se
     const dir = await mkdtemp(join(tmpdir(), 'mcp-login-canary-'));
     const secret = `${CANARY}-pre-registered-secret`;
     await writeFile(join(dir, 'secret'), secret, { mode: 0o600 });
-    const { code, stdout, stderr } = await runLogin(
-      { url: canaryDeployment.url.href, clientId: 'pre-registered', clientSecretFile: join(dir, 'secret') },
-      { [CONFIG_DIR_VARIABLE]: dir },
-    );
+    const { code, stdout, stderr } = await runLogin([canaryDeployment.url.href, '--client-id', 'pre-registered', '--client-secret-file', join(dir, 'secret')], { [CONFIG_DIR_VARIABLE]: dir });
     expect(code).toBe(0);
     expectNoLeak(`${stdout}${stderr}`, [secret]);
     expect(`${stdout}${stderr}`).not.toContain(CANARY);
@@ -76,7 +73,7 @@ describe('H1: probe and login never print a token, an authorization code or a se
     await writeFile(join(dir, 'secret'), secret, { mode: 0o600 });
     const refused = await startClientFixture({ issue: 'canary', plant: 'wrong-state' });
     try {
-      const { code, stdout, stderr } = await runLogin({ url: refused.url.href, clientId: 'x', clientSecretFile: join(dir, 'secret') }, { [CONFIG_DIR_VARIABLE]: dir });
+      const { code, stdout, stderr } = await runLogin([refused.url.href, '--client-id', 'x', '--client-secret-file', join(dir, 'secret')], { [CONFIG_DIR_VARIABLE]: dir });
       expect(code).toBe(1);
       expect(`${stdout}${stderr}`).not.toContain(CANARY);
     } finally {

@@ -26,7 +26,7 @@ afterAll(async () => {
 
 async function probeJson(url: string, token?: string): Promise<{ code: number; checks: Check[]; statuses: Record<string, CheckStatus> }> {
   let stdout = '';
-  const code = await runProbeCommand({ url, token, json: true, timeout: '5s' }, { stdout: (text) => (stdout += text), stderr: () => undefined });
+  const code = await runProbeCommand([url, '--json', '--timeout', '5s', ...(token === undefined ? [] : ['--token', token])], { stdout: (text) => (stdout += text), stderr: () => undefined });
   const { checks } = JSON.parse(stdout) as { checks: Check[] };
   return { code, checks, statuses: Object.fromEntries(checks.map((check) => [check.id, check.status])) };
 }
@@ -51,7 +51,7 @@ describe('probe and login against the demo (dev authorization server, calculator
 
   it('probe prints one line per check with its clause, and the totals', async () => {
     let stdout = '';
-    const code = await runProbeCommand({ url: `${stack.gatewayUrl}/calc/mcp` }, { stdout: (text) => (stdout += text), stderr: () => undefined });
+    const code = await runProbeCommand([`${stack.gatewayUrl}/calc/mcp`], { stdout: (text) => (stdout += text), stderr: () => undefined });
     expect(code).toBe(0);
     const lines = stdout.trimEnd().split('\n');
     expect(lines[0]).toBe(`probe ${stack.gatewayUrl}/calc/mcp`);
@@ -61,10 +61,7 @@ describe('probe and login against the demo (dev authorization server, calculator
 
   it('login: 401 → discovery → loopback Client ID Metadata Document → PKCE + resource → token; step-up to calc:write for multiply', async () => {
     const resource = `${stack.gatewayUrl}/calc/mcp`;
-    const { code, stdout, stderr } = await runLogin(
-      { url: resource, callTool: 'multiply', toolArguments: '{"x":6,"y":7}' },
-      { [CONFIG_DIR_VARIABLE]: configDir },
-    );
+    const { code, stdout, stderr } = await runLogin([resource, '--call-tool', 'multiply', '--tool-arguments', '{"x":6,"y":7}'], { [CONFIG_DIR_VARIABLE]: configDir });
     expect(stderr).toContain('initialize: 401, authorization needed');
     expect(stderr).toContain('client: a Client ID Metadata Document (client_id_metadata_document_supported) served on loopback');
     expect(stderr).toContain('tools/call multiply: 403 insufficient_scope, stepping up to scope "mcp:tools calc:write"');
@@ -84,7 +81,7 @@ describe('probe and login against the demo (dev authorization server, calculator
 
   it('login --print-token prints only the access token on stdout; tokens of other resources stay', async () => {
     const resource = `${stack.gatewayUrl}/calc-opaque/mcp`;
-    const { code, stdout } = await runLogin({ url: resource, printToken: true }, { [CONFIG_DIR_VARIABLE]: configDir });
+    const { code, stdout } = await runLogin([resource, '--print-token'], { [CONFIG_DIR_VARIABLE]: configDir });
     expect(code).toBe(0);
     const token = await storedToken(resource);
     expect(stdout).toBe(`${token.accessToken}\n`);
@@ -138,7 +135,7 @@ describe("probe and login against the official SDK's OAuth example (a server thi
 
   it('login registers dynamically and gets an opaque token for the resource; probe sends it and it is accepted', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mcp-login-sdk-'));
-    const { code, stderr } = await runLogin({ url: sdkExample.url.href }, { [CONFIG_DIR_VARIABLE]: dir });
+    const { code, stderr } = await runLogin([sdkExample.url.href], { [CONFIG_DIR_VARIABLE]: dir });
     expect(stderr).toContain(`client: dynamic client registration at ${sdkExample.authorizationServer.origin}/register`);
     expect(code).toBe(0);
     const stored = JSON.parse(await readFile(join(dir, 'tokens.json'), 'utf8')) as { tokens: Record<string, StoredToken> };

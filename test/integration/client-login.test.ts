@@ -35,7 +35,7 @@ describe('login refuses what a spec client must refuse, before any authorization
     ['no code_challenge_methods_supported at all', 'no-pkce-field', 'code_challenge_methods_supported is missing'],
   ])('%s: exit 1, no authorization request, nothing stored', async (_name, plant, message) => {
     const deployment = await fixture(plant);
-    const { code, stderr } = await runLogin({ url: deployment.url.href }, env);
+    const { code, stderr } = await runLogin([deployment.url.href], env);
     expect(stderr).toContain('login failed: ');
     expect(stderr).toContain(message);
     expect(code).toBe(1);
@@ -47,7 +47,7 @@ describe('login refuses what a spec client must refuse, before any authorization
 describe('login: the authorization response', () => {
   it('a response with another state is discarded: exit 1, no token request', async () => {
     const deployment = await fixture('wrong-state');
-    const { code, stderr } = await runLogin({ url: deployment.url.href }, env);
+    const { code, stderr } = await runLogin([deployment.url.href], env);
     expect(stderr).toContain('login failed: the authorization response has a missing or different state: discarded');
     expect(code).toBe(1);
     expect(deployment.requests).not.toContain('POST /as/token');
@@ -55,14 +55,14 @@ describe('login: the authorization response', () => {
 
   it('an error response names its error code: exit 1', async () => {
     const deployment = await fixture('access-denied');
-    const { code, stderr } = await runLogin({ url: deployment.url.href }, env);
+    const { code, stderr } = await runLogin([deployment.url.href], env);
     expect(stderr).toContain('login failed: the authorization server refused: access_denied');
     expect(code).toBe(1);
   });
 
   it('sends PKCE S256, state and the resource, registers dynamically, and keeps the token by resource', async () => {
     const deployment = await fixture('clean');
-    const { code, stderr } = await runLogin({ url: deployment.url.href }, env);
+    const { code, stderr } = await runLogin([deployment.url.href], env);
     expect(code).toBe(0);
     expect(stderr).toContain(`client: dynamic client registration at ${deployment.issuer}/register`);
     // The fixture's token endpoint refuses a wrong code_verifier or resource, so a token proves both were right.
@@ -75,7 +75,7 @@ describe('login: the authorization response', () => {
     ['error="invalid_token" in the first challenge', 'error-without-token'],
   ])('works despite %s (a warning for probe, not a refusal)', async (_name, plant) => {
     const deployment = await fixture(plant);
-    const { code } = await runLogin({ url: deployment.url.href }, env);
+    const { code } = await runLogin([deployment.url.href], env);
     expect(code).toBe(0);
     expect(await stored()).toEqual([deployment.resource]);
   });
@@ -83,14 +83,15 @@ describe('login: the authorization response', () => {
 
 describe('login usage and reachability (exit 2)', () => {
   it.each([
-    ['no URL', {}, 'the MCP server URL is missing'],
-    ['--client-secret-file without --client-id', { url: 'http://127.0.0.1:1/mcp', clientSecretFile: '/x' }, '--client-secret-file needs --client-id'],
-    ['an http --client-metadata-url', { url: 'http://127.0.0.1:1/mcp', clientMetadataUrl: 'http://example.com/client.json' }, 'https URL with a path'],
-    ['--tool-arguments that are not JSON', { url: 'http://127.0.0.1:1/mcp', callTool: 'add', toolArguments: '{a' }, 'is not JSON'],
-    ['--tool-arguments that are not an object', { url: 'http://127.0.0.1:1/mcp', callTool: 'add', toolArguments: '[1]' }, 'must be a JSON object'],
-    ['--tool-arguments without --call-tool', { url: 'http://127.0.0.1:1/mcp', toolArguments: '{}' }, 'needs --call-tool'],
-  ])('%s', async (_name, options, message) => {
-    const { code, stderr } = await runLogin(options, env);
+    ['no URL', [], 'the MCP server URL is missing'],
+    ['an unknown option', ['http://127.0.0.1:1/mcp', '--frobnicate'], "Unknown option '--frobnicate'"],
+    ['--client-secret-file without --client-id', ['http://127.0.0.1:1/mcp', '--client-secret-file', '/x'], '--client-secret-file needs --client-id'],
+    ['an http --client-metadata-url', ['http://127.0.0.1:1/mcp', '--client-metadata-url', 'http://example.com/client.json'], 'https URL with a path'],
+    ['--tool-arguments that are not JSON', ['http://127.0.0.1:1/mcp', '--call-tool', 'add', '--tool-arguments', '{a'], 'is not JSON'],
+    ['--tool-arguments that are not an object', ['http://127.0.0.1:1/mcp', '--call-tool', 'add', '--tool-arguments', '[1]'], 'must be a JSON object'],
+    ['--tool-arguments without --call-tool', ['http://127.0.0.1:1/mcp', '--tool-arguments', '{}'], 'needs --call-tool'],
+  ])('%s', async (_name, args, message) => {
+    const { code, stderr } = await runLogin(args, env);
     expect(code).toBe(2);
     expect(stderr).toContain(message);
     expect(stderr).toContain('Usage: mcp-auth-gateway login');
@@ -100,7 +101,7 @@ describe('login usage and reachability (exit 2)', () => {
     const deployment = await fixture('clean');
     await deployment.close();
     fixtures.splice(0);
-    const { code, stderr } = await runLogin({ url: deployment.url.href }, env);
+    const { code, stderr } = await runLogin([deployment.url.href], env);
     expect(stderr).toContain(`login failed: cannot reach ${deployment.url.href}`);
     expect(code).toBe(2);
   });
@@ -109,7 +110,7 @@ describe('login usage and reachability (exit 2)', () => {
     const deployment = await fixture('clean');
     const secretFile = join(env[CONFIG_DIR_VARIABLE] ?? '', 'secret');
     await writeFile(secretFile, 'pre-registered-secret\n', { mode: 0o600 });
-    const { code, stderr } = await runLogin({ url: deployment.url.href, clientId: 'pre-registered', clientSecretFile: secretFile }, env);
+    const { code, stderr } = await runLogin([deployment.url.href, '--client-id', 'pre-registered', '--client-secret-file', secretFile], env);
     expect(stderr).toContain('client: the pre-registered client_id pre-registered');
     expect(code).toBe(0);
     expect(deployment.requests).not.toContain('POST /as/register');

@@ -17,7 +17,7 @@ async function fixture(plant: Plant): Promise<Fixture> {
 /** `probe --json` against `url`: the exit code and each check's status by id. */
 async function probeJson(url: URL, token?: string): Promise<{ code: number; statuses: Record<string, CheckStatus>; checks: Check[] }> {
   let stdout = '';
-  const code = await runProbeCommand({ url: url.href, token, json: true, timeout: '5s' }, { stdout: (text) => (stdout += text), stderr: () => undefined });
+  const code = await runProbeCommand([url.href, '--json', '--timeout', '5s', ...(token === undefined ? [] : ['--token', token])], { stdout: (text) => (stdout += text), stderr: () => undefined });
   const { checks } = JSON.parse(stdout) as { checks: Check[] };
   return { code, checks, statuses: Object.fromEntries(checks.map((check) => [check.id, check.status])) };
 }
@@ -113,15 +113,17 @@ describe('probe with a token: its claims and signature against what discovery fo
 
 describe('probe usage and reachability (exit 2)', () => {
   it.each([
-    ['no URL', {}, 'the MCP server URL is missing'],
-    ['a URL that is not one', { url: 'not a url' }, 'is not an absolute URL'],
-    ['a non-http URL', { url: 'ftp://example.com/mcp' }, 'http or https'],
-    ['both --token and --token-file', { url: 'http://127.0.0.1:1/mcp', token: 't', tokenFile: '/nonexistent' }, 'not both'],
-    ['an unreadable --token-file', { url: 'http://127.0.0.1:1/mcp', tokenFile: '/nonexistent/token' }, 'cannot read --token-file'],
-    ['a bad --timeout', { url: 'http://127.0.0.1:1/mcp', timeout: 'soon' }, '--timeout soon is not a duration'],
-  ])('%s', async (_name, options, message) => {
+    ['no URL', [], 'the MCP server URL is missing'],
+    ['a URL that is not one', ['not a url'], 'is not an absolute URL'],
+    ['a non-http URL', ['ftp://example.com/mcp'], 'http or https'],
+    ['an unknown option', ['http://127.0.0.1:1/mcp', '--frobnicate'], "Unknown option '--frobnicate'"],
+    ['an option without its value', ['http://127.0.0.1:1/mcp', '--token'], "Option '--token <value>' argument missing"],
+    ['both --token and --token-file', ['http://127.0.0.1:1/mcp', '--token', 't', '--token-file', '/nonexistent'], 'not both'],
+    ['an unreadable --token-file', ['http://127.0.0.1:1/mcp', '--token-file', '/nonexistent/token'], 'cannot read --token-file'],
+    ['a bad --timeout', ['http://127.0.0.1:1/mcp', '--timeout', 'soon'], '--timeout soon is not a duration'],
+  ])('%s', async (_name, args, message) => {
     let stderr = '';
-    const code = await runProbeCommand(options, { stdout: () => undefined, stderr: (text) => (stderr += text) });
+    const code = await runProbeCommand(args, { stdout: () => undefined, stderr: (text) => (stderr += text) });
     expect(code).toBe(2);
     expect(stderr).toContain(message);
     expect(stderr).toContain('Usage: mcp-auth-gateway probe');
@@ -133,7 +135,7 @@ describe('probe usage and reachability (exit 2)', () => {
     await deployment.close();
     fixtures.splice(0);
     let stderr = '';
-    const code = await runProbeCommand({ url: url.href }, { stdout: () => undefined, stderr: (text) => (stderr += text) });
+    const code = await runProbeCommand([url.href], { stdout: () => undefined, stderr: (text) => (stderr += text) });
     expect(code).toBe(2);
     expect(stderr).toMatch(/cannot reach .*ECONNREFUSED/);
   });
