@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { afterEach } from 'vitest';
 import { createCalculatorServer } from '../../examples/calculator/server.js';
 
 /**
@@ -242,5 +243,18 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** `fixture(plant)` for one test file: every fixture it starts is closed after its test (closing twice is fine). */
+export function fixturePerTest(): (plant?: Plant) => Promise<Fixture> {
+  const started: Fixture[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((fixture) => fixture.close()));
+  });
+  return async (plant = 'clean') => {
+    const fixture = await startClientFixture({ plant });
+    started.push(fixture);
+    return fixture;
   };
 }

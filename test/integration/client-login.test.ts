@@ -1,27 +1,17 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { CONFIG_DIR_VARIABLE, readTokenStore } from '../../src/client/token-store.js';
 import { runLogin } from '../helpers/login.js';
-import { startClientFixture, type Fixture, type Plant } from './client-fixture.js';
+import { fixturePerTest, type Plant } from './client-fixture.js';
 
-const fixtures: Fixture[] = [];
+const fixture = fixturePerTest();
 let env: NodeJS.ProcessEnv;
 
 beforeEach(async () => {
   env = { [CONFIG_DIR_VARIABLE]: await mkdtemp(join(tmpdir(), 'mcp-login-')) };
 });
-
-afterEach(async () => {
-  await Promise.all(fixtures.splice(0).map((fixture) => fixture.close()));
-});
-
-async function fixture(plant: Plant): Promise<Fixture> {
-  const started = await startClientFixture({ plant });
-  fixtures.push(started);
-  return started;
-}
 
 async function stored(): Promise<string[]> {
   return Object.keys(await readTokenStore(join(env[CONFIG_DIR_VARIABLE] ?? '', 'tokens.json')));
@@ -100,7 +90,6 @@ describe('login usage and reachability (exit 2)', () => {
   it('an unreachable URL exits 2', async () => {
     const deployment = await fixture('clean');
     await deployment.close();
-    fixtures.splice(0);
     const { code, stderr } = await runLogin([deployment.url.href], env);
     expect(stderr).toContain(`login failed: cannot reach ${deployment.url.href}`);
     expect(code).toBe(2);

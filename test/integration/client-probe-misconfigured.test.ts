@@ -1,18 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Check, CheckStatus } from '../../src/client/check.js';
 import { runProbeCommand } from '../../src/client/probe-command.js';
-import { startClientFixture, type Fixture, type Plant, type TokenClaims } from './client-fixture.js';
+import { fixturePerTest, type Fixture, type Plant, type TokenClaims } from './client-fixture.js';
 
-const fixtures: Fixture[] = [];
-afterEach(async () => {
-  await Promise.all(fixtures.splice(0).map((fixture) => fixture.close()));
-});
-
-async function fixture(plant: Plant): Promise<Fixture> {
-  const started = await startClientFixture({ plant });
-  fixtures.push(started);
-  return started;
-}
+const fixture = fixturePerTest();
 
 /** `probe --json` against `url`: the exit code and each check's status by id. */
 async function probeJson(url: URL, token?: string): Promise<{ code: number; statuses: Record<string, CheckStatus>; checks: Check[] }> {
@@ -133,7 +124,6 @@ describe('probe usage and reachability (exit 2)', () => {
     const deployment = await fixture('clean');
     const url = deployment.url;
     await deployment.close();
-    fixtures.splice(0);
     let stderr = '';
     const code = await runProbeCommand([url.href], { stdout: () => undefined, stderr: (text) => (stderr += text) });
     expect(code).toBe(2);
