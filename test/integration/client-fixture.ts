@@ -27,7 +27,11 @@ export type Plant =
   /** The authorization server redirects back with another `state`. */
   | 'wrong-state'
   /** The authorization server refuses: `error=access_denied`. */
-  | 'access-denied';
+  | 'access-denied'
+  /** Every `tools/list` with a token: 403 insufficient_scope for a scope never granted (`mcp:admin`). */
+  | 'insufficient-scope'
+  /** Every `tools/list` with a token: 403 insufficient_scope naming one more new scope each time. */
+  | 'escalating-scope';
 
 export interface FixtureOptions {
   readonly plant?: Plant;
@@ -91,6 +95,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
   /** code → PKCE challenge and scope, one use each. */
   const codes = new Map<string, { challenge: string; scope?: string }>();
   const opaqueTokens = new Set<string>();
+  let refusals = 0;
   let origin = '';
   const urls = () => ({ resource: `${origin}/mcp`, issuer: `${origin}/as` });
 
@@ -211,6 +216,14 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
           json(response, 401, { error: 'unauthorized' }, { 'www-authenticate': challenge() });
           return;
         }
+        const body = await readJson(request);
+        if ((plant === 'insufficient-scope' || plant === 'escalating-scope') && (body as { method?: string } | undefined)?.method === 'tools/list') {
+          refusals += 1;
+          const scope = plant === 'insufficient-scope' ? 'mcp:admin' : `mcp:level${refusals}`;
+          const header = `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`;
+          json(response, 403, { error: 'insufficient_scope' }, { 'www-authenticate': header });
+          return;
+        }
         if (request.method !== 'POST') {
           json(response, 405, { error: 'method not allowed' }, { allow: 'POST' });
           return;
@@ -219,7 +232,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
         response.on('close', () => void transport.close().then(() => mcp.close()));
         await mcp.connect(transport);
-        await transport.handleRequest(request, response, await readJson(request));
+        await transport.handleRequest(request, response, body);
         return;
       }
       const handler = handlers[`${request.method ?? 'GET'} ${url.pathname}`];

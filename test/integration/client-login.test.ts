@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CONFIG_DIR_VARIABLE, readTokenStore } from '../../src/client/token-store.js';
 import { runLogin } from '../helpers/login.js';
-import { fixturePerTest, type Plant } from './client-fixture.js';
+import { fixturePerTest, type Fixture, type Plant } from './client-fixture.js';
 
 const fixture = fixturePerTest();
 let env: NodeJS.ProcessEnv;
@@ -68,6 +68,28 @@ describe('login: the authorization response', () => {
     const { code } = await runLogin([deployment.url.href], env);
     expect(code).toBe(0);
     expect(await stored()).toEqual([deployment.resource]);
+  });
+});
+
+describe('login: step-up on 403 insufficient_scope, with a limit per operation', () => {
+  const authorizations = (deployment: Fixture) => deployment.requests.filter((request) => request === 'GET /as/authorize').length;
+
+  it('a 403 naming a scope already requested is final at once: one step-up, no loop', async () => {
+    const deployment = await fixture('insufficient-scope');
+    const { code, stderr } = await runLogin([deployment.url.href], env);
+    expect(stderr).toContain('tools/list: 403 insufficient_scope, stepping up to scope "mcp:tools mcp:admin"');
+    expect(stderr).toContain('login failed: tools/list: 403 insufficient_scope for "mcp:admin", which was already requested');
+    expect(code).toBe(1);
+    expect(authorizations(deployment)).toBe(2);
+  });
+
+  it('a server naming a new scope on every 403 gets at most three authorizations for the operation', async () => {
+    const deployment = await fixture('escalating-scope');
+    const { code, stderr } = await runLogin([deployment.url.href], env);
+    expect(stderr).toContain('login failed: tools/list: still refused (403) after 3 authorizations; giving up');
+    expect(code).toBe(1);
+    // One for initialize's 401, three for tools/list.
+    expect(authorizations(deployment)).toBe(4);
   });
 });
 
