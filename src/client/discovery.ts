@@ -83,6 +83,10 @@ async function findResourceMetadata(
 ): Promise<{ found?: ResourceMetadataFound; tried: TriedUrl[] }> {
   const tried: TriedUrl[] = [];
   for (const [candidate, source] of resourceMetadataCandidates(url, headerUrl)) {
+    if (!URL.canParse(candidate)) {
+      tried.push({ url: candidate, outcome: 'not an absolute URL' });
+      continue;
+    }
     const before = http.exchanges.length;
     try {
       const document = await discoverOAuthProtectedResourceMetadata(url, { resourceMetadataUrl: candidate }, http.fetch);

@@ -82,6 +82,7 @@ function readChallenge(header: string | null | undefined): ChallengeReading {
   const metadataUrl = bearer.params.get('resource_metadata');
   if (bearer.duplicateParams.length > 0) checks.push(check('fail', `the Bearer challenge repeats ${bearer.duplicateParams.join(', ')}`));
   else if (metadataUrl === undefined) checks.push(check('warn', 'Bearer challenge without resource_metadata: clients must fall back to the well-known locations'));
+  else if (!URL.canParse(metadataUrl)) checks.push(check('fail', `resource_metadata "${metadataUrl}" is not an absolute URL`));
   else checks.push(check('pass', `Bearer challenge, resource_metadata ${metadataUrl}`));
 
   const scope = bearer.params.get('scope');

@@ -24,6 +24,8 @@ export type Plant =
   | 'root-only-discovery'
   /** The 401 to a request without a token carries `error="invalid_token"`. */
   | 'error-without-token'
+  /** The challenge's `resource_metadata` is a relative reference, not an absolute URL. */
+  | 'relative-resource-metadata'
   /** The authorization server redirects back with another `state`. */
   | 'wrong-state'
   /** The authorization server refuses: `error=access_denied`. */
@@ -127,7 +129,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
   const challenge = (): string => {
     const params = [
       ...(plant === 'error-without-token' ? ['error="invalid_token"'] : []),
-      ...(plant === 'root-only-discovery' ? [] : [`resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`]),
+      ...(plant === 'root-only-discovery' ? [] : [`resource_metadata="${plant === 'relative-resource-metadata' ? '' : origin}/.well-known/oauth-protected-resource/mcp"`]),
       'scope="mcp:tools"',
     ];
     return `Bearer ${params.join(', ')}`;

@@ -44,6 +44,7 @@ describe('probe against planted misconfigurations (a fixture deployment, one mis
     ['no code_challenge_methods_supported at all', 'no-pkce-field', { 'as-pkce': 'fail' }, 1],
     ['discovery only at the root, no resource_metadata in the challenge', 'root-only-discovery', { challenge: 'warn', 'resource-metadata': 'warn', resource: 'pass' }, 0],
     ['error="invalid_token" in a challenge to a request without a token', 'error-without-token', { 'challenge-error': 'fail' }, 1],
+    ['a relative resource_metadata in the challenge (path shape A still answers)', 'relative-resource-metadata', { challenge: 'fail', 'resource-metadata': 'warn' }, 1],
   ])('%s', async (_name, plant, expected, exitCode) => {
     const { url } = await fixture(plant);
     const { code, statuses, checks } = await probeJson(url);
