@@ -1,9 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { loadConfigFile, type ConfigProblem } from './config/load.js';
+import type { ConfigProblem } from './config/load.js';
 import type { CompiledConfig } from './config/types.js';
-import { createLogger } from './observability/logger.js';
-import { serveGateway } from './serve.js';
 
 const HELP = `mcp-auth-gateway — OAuth protected-resource gateway for MCP servers (Streamable HTTP)
 
@@ -18,6 +16,23 @@ Usage:
                                               DEVELOPMENT ONLY: run an OAuth 2.1 authorization server
                                               (oidc-provider) issuing tokens for FILE's routes. The issuer
                                               defaults to the first route's first authorization_servers entry.
+  mcp-auth-gateway probe URL [--token T | --token-file F] [--client-id ID] [--json] [--timeout 10s]
+                                              Diagnose any MCP server's authorization as a spec client
+                                              sees it: 401 challenge, protected resource metadata,
+                                              authorization server metadata, registration, scopes, and
+                                              with a token its iss, aud, lifetime and signature. One line
+                                              per check; exit 0 no failure, 1 a check failed, 2 usage
+                                              error or unreachable URL.
+  mcp-auth-gateway login URL [--scope S] [--client-id ID [--client-secret-file F]]
+                      [--client-metadata-url URL] [--call-tool NAME [--tool-arguments JSON]]
+                      [--print-token] [--no-browser] [--timeout 10s]
+                                              Sign in to an MCP server as the spec's client does
+                                              (discovery, registration, PKCE S256, resource, state,
+                                              loopback redirect, step-up on 403) and keep the token,
+                                              readable by you only, in $XDG_CONFIG_HOME/mcp-auth-gateway/
+                                              (~/.config/mcp-auth-gateway/, or $MCP_AUTH_GATEWAY_CONFIG_DIR).
+                                              Opens $BROWSER, open or xdg-open; prints the URL always.
+                                              --print-token writes the access token to stdout.
   mcp-auth-gateway --help                     Show this help.
 
 Secrets in the config are references: \${env:NAME} or \${file:/path}.
@@ -31,7 +46,9 @@ function printProblems(file: string, problems: readonly ConfigProblem[]): void {
   }
 }
 
+// Each command loads only what it needs, so `probe` and `login` start without the gateway's modules.
 async function loadOrExit(file: string): Promise<CompiledConfig> {
+  const { loadConfigFile } = await import('./config/load.js');
   const result = await loadConfigFile(file);
   if (!result.ok) {
     printProblems(file, result.problems);
@@ -57,6 +74,7 @@ async function serve(file: string | undefined): Promise<void> {
     process.exit(2);
   }
   const config = await loadOrExit(file);
+  const [{ createLogger }, { serveGateway }] = await Promise.all([import('./observability/logger.js'), import('./serve.js')]);
   const logger = createLogger({ level: config.logLevel });
   for (const warning of config.warnings) logger.warn({ warning }, 'config warning');
   await serveGateway({ file, config, logger });
@@ -70,6 +88,7 @@ async function devAuthServer(file: string | undefined, options: { issuer?: strin
   const config = await loadOrExit(file);
   // Loaded on demand: oidc-provider is only needed by this development command.
   const { devAuthServerOptionsFromConfig, startDevAuthServer } = await import('./authserver/index.js');
+  const { createLogger } = await import('./observability/logger.js');
   const logger = createLogger({ level: config.logLevel });
   const server = await startDevAuthServer({ ...devAuthServerOptionsFromConfig(config, options), logger });
   logger.info({ issuer: server.issuer, autoApprove: options.autoApprove }, 'development authorization server listening');
@@ -83,7 +102,12 @@ async function devAuthServer(file: string | undefined, options: { issuer?: strin
   process.once('SIGINT', stop);
 }
 
+const processOutput = { stdout: (text: string) => process.stdout.write(text), stderr: (text: string) => process.stderr.write(text) };
+
 export async function main(argv: readonly string[]): Promise<number | undefined> {
+  // The spec client's commands parse their own options (src/client/).
+  if (argv[0] === 'probe') return (await import('./client/probe-command.js')).runProbeCommand(argv.slice(1), processOutput);
+  if (argv[0] === 'login') return (await import('./client/login-command.js')).runLoginCommand(argv.slice(1), processOutput);
   const { values, positionals } = parseArgs({
     args: [...argv],
     allowPositionals: true,

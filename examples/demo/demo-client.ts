@@ -1,5 +1,5 @@
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { startClientMetadataServer } from './client-metadata-server.js';
+import { startClientMetadataServer } from '../../src/client/client-metadata-server.js';
 import { describeFlowEvent } from './describe-event.js';
 import { createTracingFetch } from './flow-trace.js';
 import { headlessClientMetadata, HeadlessOAuthClientProvider } from './headless-oauth-provider.js';

@@ -1,6 +1,6 @@
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { Logger } from 'pino';
-import { startClientMetadataServer } from '../../examples/demo/client-metadata-server.js';
+import { startClientMetadataServer } from '../../src/client/client-metadata-server.js';
 import { headlessClientMetadata, HeadlessOAuthClientProvider } from '../../examples/demo/headless-oauth-provider.js';
 import { freePort } from '../helpers/net.js';
 import { assembleGateway } from '../../src/assemble.js';

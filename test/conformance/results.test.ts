@@ -22,6 +22,20 @@ describe('conformance results', () => {
   });
 
   it.each([
+    ['auth/scope-step-up-2026-11-24T08-59-06-996Z', 'auth/scope-step-up'],
+    ['auth/2025-03-26-oauth-endpoint-fallback-2026-11-24T08-59-06-996Z', 'auth/2025-03-26-oauth-endpoint-fallback'],
+    ['initialize-2026-11-22T06-56-34-631Z', 'initialize'],
+    ['auth/basic-cimd', undefined],
+  ])('the client result directory %s is scenario %s', (name, scenario) => {
+    expect(scenarioOfResultDir(name, 'client')).toBe(scenario);
+  });
+
+  it('in the client phase a warning is a failure (a missed SHOULD of the client)', () => {
+    expect(judge([warn('auth/basic-cimd')], {}, { warningsFail: true }).unexpectedFailures.map((outcome) => outcome.scenario)).toEqual(['auth/basic-cimd']);
+    expect(judge([warn('auth/basic-cimd')], { 'auth/basic-cimd': 'reason' }, { warningsFail: true }).ok).toBe(true);
+  });
+
+  it.each([
     ['every scenario passes', [pass('ping'), pass('tools-list')], {}, true],
     ['warnings alone do not fail', [warn('server-sse-polling')], {}, true],
     ['an unlisted failure fails', [pass('ping'), fail('tools-list')], {}, false],

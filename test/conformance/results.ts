@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, dirname, join, sep } from 'node:path';
 
 /** One check of a scenario, as the suite writes it to `checks.json`. */
 export interface Check {
@@ -34,38 +34,53 @@ export interface Verdict {
   readonly ok: boolean;
 }
 
-/** `server-<scenario>-<ISO timestamp with - for : and .>` is how the suite names each result directory. */
-const RESULT_DIR = /^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/;
+/** Which side of the suite ran: `server` scenarios test a server, `client` scenarios test a client command. */
+export type SuiteMode = 'server' | 'client';
 
-export function scenarioOfResultDir(name: string): string | undefined {
-  return RESULT_DIR.exec(name)?.[1];
+const TIMESTAMP = String.raw`\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z`;
+
+/**
+ * How the suite names each result directory: `server-<scenario>-<ISO timestamp with - for : and .>` for servers,
+ * `<scenario>-<timestamp>` for clients, where a client scenario such as `auth/basic-cimd` makes a subdirectory.
+ */
+const RESULT_DIRS: Record<SuiteMode, RegExp> = {
+  server: new RegExp(`^server-(.+)-${TIMESTAMP}$`),
+  client: new RegExp(`^(.+)-${TIMESTAMP}$`),
+};
+
+export function scenarioOfResultDir(name: string, mode: SuiteMode = 'server'): string | undefined {
+  return RESULT_DIRS[mode].exec(name)?.[1];
 }
 
-/** Every scenario result the suite wrote under `dir` (its `--output-dir`). */
-export function readResults(dir: string): ScenarioResult[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const scenario = entry.isDirectory() ? scenarioOfResultDir(entry.name) : undefined;
+/** Every scenario result the suite wrote under `dir` (its `--output-dir`), found by their `checks.json`. */
+export function readResults(dir: string, mode: SuiteMode = 'server'): ScenarioResult[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).flatMap((path) => {
+    if (basename(path) !== 'checks.json') return [];
+    const scenario = scenarioOfResultDir(dirname(path).split(sep).join('/'), mode);
     if (scenario === undefined) return [];
-    const checks = JSON.parse(readFileSync(join(dir, entry.name, 'checks.json'), 'utf8')) as Check[];
+    const checks = JSON.parse(readFileSync(join(dir, path), 'utf8')) as Check[];
     return [{ scenario, checks }];
   });
 }
 
-export function outcomeOf(result: ScenarioResult): ScenarioOutcome {
+/** `warningsFail`: a WARNING counts as a failure (the client phase, where warnings mark missed SHOULDs). */
+export function outcomeOf(result: ScenarioResult, warningsFail = false): ScenarioOutcome {
+  const failing = (check: Check) => check.status === 'FAILURE' || (warningsFail && check.status === 'WARNING');
   return {
     scenario: result.scenario,
     passed: result.checks.filter((check) => check.status === 'SUCCESS').length,
-    failures: result.checks.filter((check) => check.status === 'FAILURE'),
-    warnings: result.checks.filter((check) => check.status === 'WARNING'),
+    failures: result.checks.filter(failing),
+    warnings: result.checks.filter((check) => check.status === 'WARNING' && !failing(check)),
   };
 }
 
 /**
- * A scenario fails when any of its checks fails (the suite's own rule). A failure is fine only when the
- * scenario is listed as expected to fail; a listed scenario that passes or did not run makes the list stale.
+ * A scenario fails when any of its checks fails (the suite's own rule; with `warningsFail`, a warning too). A
+ * failure is fine only when the scenario is listed as expected to fail; a listed scenario that passes or did not
+ * run makes the list stale.
  */
-export function judge(results: readonly ScenarioResult[], expected: ExpectedFailures): Verdict {
-  const outcomes = results.map(outcomeOf);
+export function judge(results: readonly ScenarioResult[], expected: ExpectedFailures, options: { readonly warningsFail?: boolean } = {}): Verdict {
+  const outcomes = results.map((result) => outcomeOf(result, options.warningsFail));
   const failing = outcomes.filter((outcome) => outcome.failures.length > 0);
   const unexpectedFailures = failing.filter((outcome) => !Object.hasOwn(expected, outcome.scenario));
   const expectedFailures = failing.filter((outcome) => Object.hasOwn(expected, outcome.scenario));

@@ -1,8 +1,14 @@
 /**
- * `npm run test:conformance`: the MCP conformance suite's server scenarios (@modelcontextprotocol/conformance),
- * run against the gateway in front of the conformance fixture, with a real token from the development
- * authorization server. Prints the suite's summary and a verdict; exits non-zero on any failure not listed in
- * expected-failures.json, or on a listed one that no longer fails.
+ * `npm run test:conformance`, two phases of the MCP conformance suite (@modelcontextprotocol/conformance):
+ *
+ * 1. Server: its server scenarios against the gateway in front of the conformance fixture, with a real token from
+ *    the development authorization server (expected-failures.json).
+ * 2. Client: its client auth scenarios (every 2025-11-25 one, the 2025-03-26 backcompat ones and the drafts) with
+ *    `mcp-auth-gateway login` as the client under test (login-client.ts; expected-client-failures.json). Warnings
+ *    count as failures here: they mark a missed SHOULD of the client.
+ *
+ * Prints each phase's summary and a verdict; exits non-zero on any failure not listed with its reason, or on a
+ * listed one that no longer fails.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -17,6 +23,14 @@ import { judge, readResults, type ExpectedFailures, type Verdict } from './resul
 /** The whole suite takes well under a minute; a hung scenario must not hold CI. */
 const SUITE_TIMEOUT_MS = 10 * 60 * 1000;
 
+/** The client suites `login` runs: `auth` is every 2025-11-25 auth scenario. */
+const CLIENT_SUITES = ['auth', 'backcompat', 'draft'] as const;
+/**
+ * Per client scenario: a suite runs its scenarios in parallel, each starting two Node processes (the driver and
+ * `login`), which on a busy two-core machine takes far longer than the suite's 30 s default.
+ */
+const CLIENT_SCENARIO_TIMEOUT_MS = 90_000;
+
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(here, '..', '..');
 
@@ -29,27 +43,24 @@ function conformanceCli(): string {
 }
 
 interface SuiteRun {
-  readonly mcpUrl: URL;
-  readonly token: string;
-  /** `--suite all` (active and pending scenarios) or `--scenario NAME`. */
-  readonly selection: readonly string[];
-  /** Receives the suite's result directories and its output (`suite.log`). */
+  /** The suite's CLI arguments (`server …` or `client …`), without `--output-dir`. */
+  readonly args: readonly string[];
+  /** `preload/index.ts` (token injection and the Node 20 fs shim) or `preload/fs-glob-sync.ts` (the shim only). */
+  readonly preload: string;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Receives the suite's result directories and its output (`log`). */
   readonly outputDir: string;
+  readonly log: string;
 }
 
-/** Runs the suite's CLI under the preload (token injection, Node 20 fs shim); resolves with its exit code. */
-function runSuite({ mcpUrl, token, selection, outputDir }: SuiteRun): Promise<number | null> {
-  const log = createWriteStream(join(outputDir, 'suite.log'));
-  const preload = join(here, 'preload', 'index.ts');
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', '--import', preload, conformanceCli(), 'server', '--url', mcpUrl.href, '--output-dir', outputDir, ...selection],
-    {
-      cwd: repoRoot,
-      env: { ...process.env, CONFORMANCE_GATEWAY_ORIGIN: mcpUrl.origin, CONFORMANCE_BEARER_TOKEN: token },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+/** Runs the suite's CLI under a preload; resolves with its exit code. */
+function runSuite({ args, preload, env, outputDir, log: logName }: SuiteRun): Promise<number | null> {
+  const log = createWriteStream(join(outputDir, logName));
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', join(here, 'preload', preload), conformanceCli(), ...args, '--output-dir', outputDir], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout.pipe(log, { end: false });
   child.stderr.pipe(log, { end: false });
   const timer = setTimeout(() => child.kill('SIGKILL'), SUITE_TIMEOUT_MS);
@@ -62,14 +73,25 @@ function runSuite({ mcpUrl, token, selection, outputDir }: SuiteRun): Promise<nu
   });
 }
 
-/** The suite's own summary block (from its `=== SUMMARY ===` line to the end). */
-function suiteSummary(outputDir: string): string {
-  const output = readFileSync(join(outputDir, 'suite.log'), 'utf8');
-  const start = output.lastIndexOf('=== SUMMARY ===');
+/** The server phase through the gateway: `selection` is `--suite all` or `--scenario NAME`. */
+function runServerSuite(mcpUrl: URL, token: string, selection: readonly string[], outputDir: string): Promise<number | null> {
+  return runSuite({
+    args: ['server', '--url', mcpUrl.href, ...selection],
+    preload: 'index.ts',
+    env: { CONFORMANCE_GATEWAY_ORIGIN: mcpUrl.origin, CONFORMANCE_BEARER_TOKEN: token },
+    outputDir,
+    log: 'suite.log',
+  });
+}
+
+/** The suite's own summary block (from its `=== SUMMARY ===` or `=== SUITE SUMMARY ===` line to the end). */
+function suiteSummary(outputDir: string, log = 'suite.log'): string {
+  const output = readFileSync(join(outputDir, log), 'utf8');
+  const start = Math.max(output.lastIndexOf('=== SUMMARY ==='), output.lastIndexOf('=== SUITE SUMMARY ==='));
   return start === -1 ? '(the suite printed no summary)' : output.slice(start).trim();
 }
 
-function report(verdict: Verdict, expected: ExpectedFailures): string[] {
+function report(verdict: Verdict, expected: ExpectedFailures, phase = 'conformance'): string[] {
   const lines: string[] = [];
   for (const outcome of verdict.unexpectedFailures) {
     lines.push(`UNEXPECTED FAILURE ${outcome.scenario}:`);
@@ -81,7 +103,7 @@ function report(verdict: Verdict, expected: ExpectedFailures): string[] {
     for (const check of outcome.warnings) lines.push(`warning ${outcome.scenario} ${check.id}: ${check.errorMessage ?? check.description ?? ''}`);
   }
   const failed = verdict.outcomes.filter((outcome) => outcome.failures.length > 0).length;
-  lines.push(`conformance: ${verdict.outcomes.length - failed} passed, ${failed} failed`);
+  lines.push(`${phase}: ${verdict.outcomes.length - failed} passed, ${failed} failed`);
   return lines;
 }
 
@@ -90,7 +112,7 @@ function report(verdict: Verdict, expected: ExpectedFailures): string[] {
  * suite's traffic really is authenticated by the gateway (no bypass) before the real run is trusted.
  */
 async function controlRunFails(mcpUrl: URL, token: string, outputDir: string): Promise<boolean> {
-  await runSuite({ mcpUrl, token: `${token}x`, selection: ['--scenario', 'server-initialize'], outputDir });
+  await runServerSuite(mcpUrl, `${token}x`, ['--scenario', 'server-initialize'], outputDir);
   const [result] = readResults(outputDir);
   return result !== undefined && result.checks.some((check) => check.status === 'FAILURE');
 }
@@ -111,7 +133,7 @@ async function main(): Promise<number> {
       process.stdout.write('control run with an altered token did not fail: the suite is not going through gateway auth\n');
       return 1;
     }
-    exitCode = await runSuite({ mcpUrl: stack.mcpUrl, token: stack.token, selection: ['--suite', 'all'], outputDir: suiteDir });
+    exitCode = await runServerSuite(stack.mcpUrl, stack.token, ['--suite', 'all'], suiteDir);
   } finally {
     await stack.close();
   }
@@ -121,7 +143,39 @@ async function main(): Promise<number> {
   process.stdout.write(`control run with an altered token: refused as it must be\n`);
   process.stdout.write(`suite exit code ${String(exitCode)}, ${verdict.outcomes.length} scenarios, ${seconds} s in all\n`);
   process.stdout.write(`${report(verdict, expected).join('\n')}\n`);
-  return verdict.ok ? 0 : 1;
+  const clientOk = await clientPhase(root);
+  process.stdout.write(`\nwhole run: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  return verdict.ok && clientOk ? 0 : 1;
+}
+
+/**
+ * The command the suite runs once per client scenario, with the scenario's server URL appended. The suite splits
+ * it on spaces, so no part may contain one.
+ */
+function loginCommand(): string {
+  const parts = [process.execPath, '--import', 'tsx', join(here, 'login-client.ts')];
+  if (parts.some((part) => part.includes(' '))) throw new Error(`the client command cannot contain spaces: ${parts.join(' ')}`);
+  return parts.join(' ');
+}
+
+/** Phase 2: the client auth suites, `login` as the client under test. */
+async function clientPhase(root: string): Promise<boolean> {
+  const started = Date.now();
+  const clientDir = join(root, 'client');
+  mkdirSync(clientDir);
+  const expected = JSON.parse(readFileSync(join(here, 'expected-client-failures.json'), 'utf8')) as ExpectedFailures;
+  process.stdout.write(`\nclient auth scenarios with \`mcp-auth-gateway login\` as the client, results in ${clientDir}\n`);
+  for (const suite of CLIENT_SUITES) {
+    const log = `${suite}.log`;
+    const args = ['client', '--command', loginCommand(), '--suite', suite, '--timeout', String(CLIENT_SCENARIO_TIMEOUT_MS)];
+    const exitCode = await runSuite({ args, preload: 'fs-glob-sync.ts', outputDir: clientDir, log });
+    process.stdout.write(`${suiteSummary(clientDir, log)}\nsuite ${suite} exit code ${String(exitCode)}\n\n`);
+  }
+  const verdict = judge(readResults(clientDir, 'client'), expected, { warningsFail: true });
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  process.stdout.write(`${verdict.outcomes.length} client scenarios, ${seconds} s\n`);
+  process.stdout.write(`${report(verdict, expected, 'login conformance').join('\n')}\n`);
+  return verdict.ok;
 }
 
 main().then(

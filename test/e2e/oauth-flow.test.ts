@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startClientMetadataServer } from '../../examples/demo/client-metadata-server.js';
+import { startClientMetadataServer } from '../../src/client/client-metadata-server.js';
 import { headlessClientMetadata } from '../../examples/demo/headless-oauth-provider.js';
 import { freeDemoPorts, freePort, startDemoStack, type DemoStack } from '../../examples/demo/stack.js';
 import { captureLogs } from '../helpers/capture-logs.js';

@@ -1,0 +1,85 @@
+import { registerClient } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { isLoopbackHost } from '../config/url.js';
+import { startClientMetadataServer } from './client-metadata-server.js';
+import type { AuthorizationServerFound } from './discovery.js';
+import { describeRegistration, registrationApproaches, type Registration } from './registration.js';
+
+export interface ClientIdentityOptions {
+  /** `--client-id`, with `--client-secret-file`'s content when the client is confidential. */
+  readonly clientId?: string;
+  readonly clientSecret?: string;
+  /** `--client-metadata-url`: this client's published Client ID Metadata Document (https). */
+  readonly clientMetadataUrl?: string;
+  readonly redirectUri: string;
+  readonly fetch: FetchLike;
+}
+
+export interface ClientIdentity {
+  readonly information: OAuthClientInformationMixed;
+  /** For the report: which approach, where. */
+  readonly description: string;
+  /** Stops what the identity needed for this run (a loopback Client ID Metadata Document). */
+  close(): Promise<void>;
+}
+
+/** What `login` registers, or what its Client ID Metadata Document says: a public client on the code grant. */
+export function loginClientMetadata(redirectUri: string): OAuthClientMetadata {
+  return {
+    client_name: 'mcp-auth-gateway login',
+    redirect_uris: [redirectUri],
+    // No refresh_token: a refresh cannot widen a grant, and step-up needs a new authorization.
+    grant_types: ['authorization_code'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+  };
+}
+
+const nothingToClose = (): Promise<void> => Promise.resolve();
+
+/** A Client ID Metadata Document is usable when published, or servable on loopback for a loopback server. */
+function documentAvailable(server: AuthorizationServerFound, options: ClientIdentityOptions): boolean {
+  return options.clientMetadataUrl !== undefined || isLoopbackHost(new URL(server.server).hostname);
+}
+
+async function identityFor(
+  registration: Registration,
+  server: AuthorizationServerFound,
+  options: ClientIdentityOptions,
+): Promise<ClientIdentity> {
+  const description = describeRegistration(registration);
+  switch (registration.method) {
+    case 'pre-registered': {
+      const secret = options.clientSecret === undefined ? {} : { client_secret: options.clientSecret };
+      return { information: { client_id: registration.clientId, ...secret }, description, close: nothingToClose };
+    }
+    case 'client-id-metadata-document': {
+      if (options.clientMetadataUrl !== undefined) {
+        return { information: { client_id: options.clientMetadataUrl }, description: `${description}: ${options.clientMetadataUrl}`, close: nothingToClose };
+      }
+      const document = await startClientMetadataServer(loginClientMetadata(options.redirectUri));
+      return { information: { client_id: document.url }, description: `${description} served on loopback: ${document.url}`, close: () => document.close() };
+    }
+    case 'dynamic': {
+      const information = await registerClient(server.server, {
+        metadata: server.metadata,
+        clientMetadata: loginClientMetadata(options.redirectUri),
+        fetchFn: options.fetch,
+      });
+      return { information, description: `${description}: client_id ${information.client_id}`, close: nothingToClose };
+    }
+  }
+}
+
+/**
+ * The client_id for `server` by the MCP client's priority: pre-registered, then a Client ID Metadata Document (the
+ * published one, or one served on loopback when the authorization server is on loopback too: nothing else could
+ * fetch it), then dynamic registration. Undefined when none applies: the user has to supply a client_id.
+ */
+export async function obtainClientIdentity(server: AuthorizationServerFound, options: ClientIdentityOptions): Promise<ClientIdentity | undefined> {
+  const registration = registrationApproaches(server.server, server.metadata, options.clientId).find(
+    (approach) => approach.method !== 'client-id-metadata-document' || documentAvailable(server, options),
+  );
+  return registration === undefined ? undefined : identityFor(registration, server, options);
+}

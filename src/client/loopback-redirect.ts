@@ -1,0 +1,121 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** What the authorization server sent back to the redirect URI. `code` is a credential: never printed. */
+export interface AuthorizationResponse {
+  readonly code: string;
+}
+
+export interface RedirectListener {
+  /** `http://127.0.0.1:<port>/callback` (RFC 8252 §7.3 loopback redirect). */
+  readonly redirectUri: string;
+  /**
+   * Resolves with the next authorization response to the redirect URI whose `state` is `state`; rejects on an
+   * error response, a missing or different `state` (the response is discarded), at `timeoutMs`, or when `signal`
+   * aborts. Call it before sending the user to the authorization URL, so a fast response is not missed.
+   */
+  expect(state: string, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<AuthorizationResponse>;
+  close(): Promise<void>;
+}
+
+const CALLBACK_PATH = '/callback';
+
+/** Error codes are RFC 6749 §4.1.2.1 ASCII tokens; anything else from the query is not repeated. */
+const ERROR_CODE = /^[\x20-\x21\x23-\x5B\x5D-\x7E]{1,64}$/;
+
+function page(response: ServerResponse, status: number, text: string): void {
+  response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+  response.end(`<!doctype html><title>mcp-auth-gateway login</title><p>${text}</p>`);
+}
+
+interface Waiter {
+  readonly state: string;
+  resolve(response: AuthorizationResponse): void;
+  reject(error: Error): void;
+}
+
+/**
+ * The loopback redirect endpoint of `login`: a one-path HTTP server on 127.0.0.1 and a free port. The browser page
+ * it answers never shows the code; only the waiting `expect` call receives it.
+ */
+export async function startRedirectListener(): Promise<RedirectListener> {
+  let waiter: Waiter | undefined;
+  const settle = (outcome: { response: AuthorizationResponse } | { error: Error }): void => {
+    const current = waiter;
+    waiter = undefined;
+    if (current === undefined) return;
+    if ('response' in outcome) current.resolve(outcome.response);
+    else current.reject(outcome.error);
+  };
+
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+    if (request.method !== 'GET' || url.pathname !== CALLBACK_PATH) {
+      page(response, 404, 'Not found.');
+      return;
+    }
+    if (waiter === undefined) {
+      page(response, 409, 'No sign-in is in progress. Start it again from the command line.');
+      return;
+    }
+    const params = url.searchParams;
+    if (params.get('state') !== waiter.state) {
+      page(response, 400, 'This response does not belong to the sign-in in progress and was discarded.');
+      settle({ error: new Error('the authorization response has a missing or different state: discarded') });
+      return;
+    }
+    const error = params.get('error');
+    if (error !== null) {
+      page(response, 400, 'The authorization server refused the sign-in. See the command line.');
+      settle({ error: new Error(`the authorization server refused: ${ERROR_CODE.test(error) ? error : '(unprintable error code)'}`) });
+      return;
+    }
+    const code = params.get('code');
+    if (code === null || code === '') {
+      page(response, 400, 'The response carries no authorization code.');
+      settle({ error: new Error('the authorization response carries no code') });
+      return;
+    }
+    page(response, 200, 'Signed in. You can close this window and return to the command line.');
+    settle({ response: { code } });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    redirectUri: `http://127.0.0.1:${port}${CALLBACK_PATH}`,
+    expect(state, { timeoutMs, signal }) {
+      if (waiter !== undefined) return Promise.reject(new Error('an authorization is already in progress'));
+      if (signal?.aborted === true) return Promise.reject(new Error('the authorization was abandoned'));
+      return new Promise<AuthorizationResponse>((resolve, reject) => {
+        const cleanup = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+        };
+        const onAbort = () => settle({ error: new Error('the authorization was abandoned') });
+        const timer = setTimeout(() => settle({ error: new Error(`no authorization response within ${timeoutMs / 1000} s`) }), timeoutMs);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        waiter = {
+          state,
+          resolve: (response) => {
+            cleanup();
+            resolve(response);
+          },
+          reject: (error) => {
+            cleanup();
+            reject(error);
+          },
+        };
+      });
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        settle({ error: new Error('the redirect listener closed') });
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

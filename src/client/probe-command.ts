@@ -1,0 +1,44 @@
+import { hasFailure } from './check.js';
+import { parseCommandLine, parseHttpUrl, parseTimeout, readSecretFile, UsageError, withUsageErrors, type CommandOutput, type ExitCode } from './command-line.js';
+import { probe } from './probe.js';
+import { Redactor } from './redaction.js';
+import { renderJson, renderTable } from './report.js';
+
+export const PROBE_USAGE = 'mcp-auth-gateway probe <url> [--token T | --token-file F] [--client-id ID] [--json] [--timeout 10s]';
+
+const OPTIONS = {
+  token: { type: 'string' },
+  'token-file': { type: 'string' },
+  'client-id': { type: 'string' },
+  json: { type: 'boolean' },
+  timeout: { type: 'string' },
+} as const;
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+async function tokenOf(token: string | undefined, tokenFile: string | undefined): Promise<string | undefined> {
+  if (token !== undefined && tokenFile !== undefined) throw new UsageError('give --token or --token-file, not both');
+  return tokenFile === undefined ? token : readSecretFile(tokenFile, '--token-file');
+}
+
+/**
+ * `mcp-auth-gateway probe <args>`: exit 0 when no check failed (warnings allowed), 1 when one did, 2 for a usage
+ * error or an unreachable URL.
+ */
+export function runProbeCommand(args: readonly string[], output: CommandOutput): Promise<ExitCode> {
+  return withUsageErrors(output, PROBE_USAGE, async () => {
+    const { values, positionals } = parseCommandLine(args, OPTIONS);
+    const url = parseHttpUrl(positionals[0], 'the MCP server URL');
+    const timeoutMs = parseTimeout(values.timeout, DEFAULT_TIMEOUT_MS);
+    const token = await tokenOf(values.token, values['token-file']);
+    const redactor = new Redactor();
+    redactor.add(token);
+    const result = await probe({ url, token, clientId: values['client-id'], timeoutMs });
+    if (!result.reachable) {
+      output.stderr(redactor.apply(`cannot reach ${result.url}: ${result.reason}\n`));
+      return 2;
+    }
+    output.stdout(redactor.apply(values.json === true ? renderJson(result) : renderTable(result)));
+    return hasFailure(result.checks) ? 1 : 0;
+  });
+}

@@ -1,0 +1,197 @@
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import type { Check } from './check.js';
+import { SPEC } from './check.js';
+import { discover, jwksUriOf, type Discovery } from './discovery.js';
+import { authorizationServerChecks, resourceMetadataChecks, usableAuthorizationServer } from './discovery-checks.js';
+import { recordingFetch, type RecordingFetch } from './recording-fetch.js';
+import { describeRegistration, registrationApproaches } from './registration.js';
+import { canonicalResource } from './resource-identifier.js';
+import { selectScope } from './scope-selection.js';
+import { tokenChecks } from './token-checks.js';
+import { bearerChallenge, parseWwwAuthenticate, type Challenge } from './www-authenticate.js';
+
+export interface ProbeOptions {
+  readonly url: URL;
+  /** Checked against what discovery found, then sent; never printed. */
+  readonly token?: string;
+  /** `--client-id`: the client has pre-registered credentials. */
+  readonly clientId?: string;
+  /** Each HTTP request is aborted after this long. */
+  readonly timeoutMs: number;
+  /** Milliseconds since the epoch (token lifetimes). */
+  readonly now?: () => number;
+  readonly fetch?: FetchLike;
+}
+
+export type ProbeResult =
+  | { readonly reachable: true; readonly url: string; readonly checks: readonly Check[] }
+  | { readonly reachable: false; readonly url: string; readonly reason: string };
+
+/** What an MCP client sends first. */
+function initializeRequest(headers: Record<string, string> = {}): RequestInit {
+  return {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mcp-auth-gateway-probe', version: '1' } },
+    }),
+  };
+}
+
+/** The response's status and `WWW-Authenticate`, its body discarded (an SSE stream would never end). */
+async function statusOf(http: RecordingFetch, url: URL, init: RequestInit): Promise<{ status: number; challenge: string | null; sessionId: string | null }> {
+  const response = await http.fetch(url, init);
+  await response.body?.cancel();
+  return { status: response.status, challenge: response.headers.get('www-authenticate'), sessionId: response.headers.get('mcp-session-id') };
+}
+
+function unauthenticatedCheck(id: string, what: string, status: number): Check {
+  if (status === 401) return { id, status: 'pass', message: `${what} without a token: 401`, spec: SPEC.challenge401 };
+  if (status >= 200 && status < 300) {
+    return { id, status: 'fail', message: `${what} without a token: ${status}, so the server is not protected`, spec: SPEC.everyRequest };
+  }
+  return {
+    id,
+    status: id === 'unauthenticated-get' ? 'warn' : 'fail',
+    message: `${what} without a token: ${status} instead of 401 (authorization comes before anything else)`,
+    spec: SPEC.everyRequest,
+  };
+}
+
+interface ChallengeReading {
+  readonly checks: Check[];
+  readonly bearer?: Challenge;
+}
+
+/** Step 1: the 401's `WWW-Authenticate`, with a real RFC 9110 parser. */
+function readChallenge(header: string | null | undefined): ChallengeReading {
+  const check = (status: Check['status'], message: string): Check => ({ id: 'challenge', status, message, spec: SPEC.wwwAuthenticateSyntax });
+  if (header === undefined) return { checks: [check('fail', 'no 401, so no challenge to read')] };
+  if (header === null) return { checks: [check('fail', '401 without a WWW-Authenticate header')] };
+  const parsed = parseWwwAuthenticate(header);
+  if (!parsed.ok) return { checks: [check('fail', `WWW-Authenticate does not parse: ${parsed.error}`)] };
+  const bearer = bearerChallenge(parsed.challenges);
+  if (bearer === undefined) {
+    return { checks: [check('fail', `no Bearer challenge (schemes: ${parsed.challenges.map((challenge) => challenge.scheme).join(', ')})`)] };
+  }
+  const checks: Check[] = [];
+  const metadataUrl = bearer.params.get('resource_metadata');
+  if (bearer.duplicateParams.length > 0) checks.push(check('fail', `the Bearer challenge repeats ${bearer.duplicateParams.join(', ')}`));
+  else if (metadataUrl === undefined) checks.push(check('warn', 'Bearer challenge without resource_metadata: clients must fall back to the well-known locations'));
+  else if (!URL.canParse(metadataUrl)) checks.push(check('fail', `resource_metadata "${metadataUrl}" is not an absolute URL`));
+  else checks.push(check('pass', `Bearer challenge, resource_metadata ${metadataUrl}`));
+
+  const scope = bearer.params.get('scope');
+  checks.push(
+    scope === undefined
+      ? { id: 'challenge-scope', status: 'warn', message: 'no scope in the challenge: clients fall back to scopes_supported', spec: SPEC.challengeScope }
+      : { id: 'challenge-scope', status: 'pass', message: `scope "${scope}"`, spec: SPEC.challengeScope },
+  );
+  const error = bearer.params.get('error');
+  if (error !== undefined) {
+    checks.push({
+      id: 'challenge-error',
+      status: 'fail',
+      message: `error="${error}" although the request carried no token: clients may take it for a rejected token`,
+      spec: SPEC.noErrorWithoutToken,
+    });
+  }
+  return { checks, bearer };
+}
+
+function registrationCheck(discovery: Discovery, clientId: string | undefined): Check {
+  const server = usableAuthorizationServer(discovery);
+  if (server === undefined) {
+    return { id: 'registration', status: 'fail', message: 'no authorization server a client may use', spec: SPEC.registration };
+  }
+  const [first, ...fallbacks] = registrationApproaches(server.server, server.metadata, clientId).map(describeRegistration);
+  if (first === undefined) {
+    return {
+      id: 'registration',
+      status: 'warn',
+      message: 'no Client ID Metadata Document support and no registration_endpoint: the user must supply a client_id',
+      spec: SPEC.registration,
+    };
+  }
+  const rest = fallbacks.length > 0 ? `, else ${fallbacks.join(', else ')}` : '';
+  return { id: 'registration', status: 'pass', message: `a client would use ${first}${rest}`, spec: SPEC.registration };
+}
+
+function scopeCheck(bearer: Challenge | undefined, discovery: Discovery): Check {
+  const selection = selectScope(bearer?.params.get('scope'), discovery.resourceMetadata?.document.scopes_supported);
+  const message =
+    selection.scope === undefined
+      ? 'a client omits the scope parameter (no scope in the challenge, no scopes_supported)'
+      : `a client requests scope "${selection.scope}" (from ${selection.source === 'challenge' ? 'the challenge' : 'scopes_supported'})`;
+  return { id: 'scope-selection', status: 'pass', message, spec: SPEC.scopeSelection };
+}
+
+/** Step 6, after the token's own checks: what the server says when the token is sent. */
+async function sendToken(http: RecordingFetch, url: URL, token: string): Promise<Check> {
+  const authorization = { authorization: `Bearer ${token}` };
+  const answer = await statusOf(http, url, initializeRequest(authorization)).catch(() => undefined);
+  const check = (status: Check['status'], message: string): Check => ({ id: 'token-accepted', status, message, spec: SPEC.tokenAccepted });
+  if (answer === undefined) return check('fail', `POST initialize with the token failed: ${http.exchanges.at(-1)?.error ?? 'no answer'}`);
+  if (answer.status >= 200 && answer.status < 300) {
+    if (answer.sessionId !== null) {
+      // Close the session the probe just opened.
+      await statusOf(http, url, { method: 'DELETE', headers: { ...authorization, 'mcp-session-id': answer.sessionId } }).catch(() => undefined);
+    }
+    return check('pass', `POST initialize with the token: ${answer.status}`);
+  }
+  const parsed = answer.challenge === null ? undefined : parseWwwAuthenticate(answer.challenge);
+  const bearer = parsed?.ok === true ? bearerChallenge(parsed.challenges) : undefined;
+  const error = bearer?.params.get('error');
+  if (answer.status === 403) {
+    return check('fail', `POST initialize with the token: 403 ${error ?? ''}, the server wants scope "${bearer?.params.get('scope') ?? '(not named)'}"`);
+  }
+  return check('fail', `POST initialize with the token: ${answer.status}${error === undefined ? '' : ` (error="${error}")`}`);
+}
+
+/**
+ * `mcp-auth-gateway probe`: the MCP client's steps against `url`, each reported as a check. Unreachable only when
+ * the very first request gets no HTTP answer at all.
+ */
+export async function probe(options: ProbeOptions): Promise<ProbeResult> {
+  const { url } = options;
+  const http = recordingFetch({ timeoutMs: options.timeoutMs, fetch: options.fetch });
+  let post: Awaited<ReturnType<typeof statusOf>>;
+  try {
+    post = await statusOf(http, url, initializeRequest());
+  } catch {
+    return { reachable: false, url: url.href, reason: http.exchanges.at(-1)?.error ?? 'no answer' };
+  }
+  const get = await statusOf(http, url, { method: 'GET', headers: { accept: 'text/event-stream' } }).catch(() => undefined);
+  const checks: Check[] = [unauthenticatedCheck('unauthenticated-post', 'POST initialize', post.status)];
+  checks.push(
+    get === undefined
+      ? { id: 'unauthenticated-get', status: 'warn', message: `GET failed: ${http.exchanges.at(-1)?.error ?? 'no answer'}`, spec: SPEC.everyRequest }
+      : unauthenticatedCheck('unauthenticated-get', 'GET', get.status),
+  );
+  const challengeHeader = post.status === 401 ? post.challenge : get?.status === 401 ? get.challenge : undefined;
+  const { checks: challengeChecks, bearer } = readChallenge(challengeHeader);
+  checks.push(...challengeChecks);
+
+  const discovery = await discover(url, bearer?.params.get('resource_metadata'), http);
+  checks.push(...resourceMetadataChecks(discovery));
+  for (const server of discovery.authorizationServers) checks.push(...authorizationServerChecks(server, discovery.legacy));
+  checks.push(registrationCheck(discovery, options.clientId), scopeCheck(bearer, discovery));
+
+  if (options.token !== undefined) {
+    const expectations = {
+      resource: discovery.resourceMetadata?.document.resource ?? canonicalResource(url),
+      authorizationServers: discovery.authorizationServers.map((server) => ({
+        issuer: server.metadata?.issuer ?? server.server,
+        jwksUri: jwksUriOf(server.metadata),
+      })),
+      now: (options.now ?? Date.now)(),
+      timeoutMs: options.timeoutMs,
+    };
+    checks.push(...(await tokenChecks(options.token, expectations)), await sendToken(http, url, options.token));
+  }
+  return { reachable: true, url: url.href, checks };
+}

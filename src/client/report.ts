@@ -1,0 +1,33 @@
+import type { Check, CheckStatus } from './check.js';
+
+export interface Report {
+  readonly url: string;
+  readonly checks: readonly Check[];
+}
+
+const LABELS: Record<CheckStatus, string> = { pass: 'PASS', warn: 'WARN', fail: 'FAIL' };
+
+/** Control characters from a server (in a URL or a parameter it sent back) never reach the terminal. */
+function printable(text: string): string {
+  return text.replace(/[\p{Cc}\u2028\u2029]/gu, '?');
+}
+
+/** One line per check: status, id, message and, in brackets, the clause; then the totals. */
+export function renderTable(report: Report): string {
+  const width = Math.max(0, ...report.checks.map((check) => check.id.length));
+  const lines = report.checks.map(
+    (check) => `${LABELS[check.status]}  ${check.id.padEnd(width)}  ${printable(check.message)}  [${check.spec}]`,
+  );
+  const count = (status: CheckStatus) => report.checks.filter((check) => check.status === status).length;
+  return [
+    `probe ${printable(report.url)}`,
+    ...lines,
+    `${count('pass')} passed, ${count('warn')} warning(s), ${count('fail')} failed`,
+    '',
+  ].join('\n');
+}
+
+/** `{ "url", "checks": [{ id, status, message, spec }] }`. */
+export function renderJson(report: Report): string {
+  return `${JSON.stringify({ url: report.url, checks: report.checks }, null, 2)}\n`;
+}

@@ -1,0 +1,275 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { afterEach } from 'vitest';
+import { createCalculatorServer } from '../../examples/calculator/server.js';
+
+/**
+ * One deployment misconfiguration the fixture plants (or `clean`: none). Each is a mistake seen in the field
+ * between protected resource metadata, authorization server metadata and the tokens an IdP really issues.
+ */
+export type Plant =
+  | 'clean'
+  /** The metadata's `resource` names another server. */
+  | 'prm-resource-mismatch'
+  /** The authorization server metadata's `issuer` is not the URL the resource advertises (a rewritten issuer). */
+  | 'as-issuer-mismatch'
+  /** `code_challenge_methods_supported` lacks S256. */
+  | 'no-s256'
+  /** `code_challenge_methods_supported` is absent. */
+  | 'no-pkce-field'
+  /** No `resource_metadata` in the challenge and the metadata only at the root (shape B). */
+  | 'root-only-discovery'
+  /** The 401 to a request without a token carries `error="invalid_token"`. */
+  | 'error-without-token'
+  /** The challenge's `resource_metadata` is a relative reference, not an absolute URL. */
+  | 'relative-resource-metadata'
+  /** The authorization server redirects back with another `state`. */
+  | 'wrong-state'
+  /** The authorization server refuses: `error=access_denied`. */
+  | 'access-denied'
+  /** Every `tools/list` with a token: 403 insufficient_scope for a scope never granted (`mcp:admin`). */
+  | 'insufficient-scope'
+  /** Every `tools/list` with a token: 403 insufficient_scope naming one more new scope each time. */
+  | 'escalating-scope';
+
+export interface FixtureOptions {
+  readonly plant?: Plant;
+  /**
+   * `jwt`: the token endpoint issues JWTs for the resource. `canary`: opaque tokens, codes and client secrets that
+   * contain CANARY, to search output for.
+   */
+  readonly issue?: 'jwt' | 'canary';
+}
+
+export interface TokenClaims {
+  readonly aud?: string;
+  readonly iss?: string;
+  /** Seconds from now; negative: already expired. */
+  readonly expiresIn?: number;
+  /** `stranger`: signed with a key that is not in the JWKS (a bad signature). */
+  readonly signedBy?: 'server' | 'stranger';
+}
+
+export interface Fixture {
+  /** The MCP endpoint. */
+  readonly url: URL;
+  /** The MCP endpoint's resource identifier (`url` without anything else). */
+  readonly resource: string;
+  /** The authorization server as the resource advertises it (an issuer with a path). */
+  readonly issuer: string;
+  /** Paths requested, in order (`GET /as/authorize`, …), to tell what a client did. */
+  readonly requests: readonly string[];
+  /** A JWT access token as the fixture's authorization server would issue it, with `claims` changed. */
+  token(claims?: TokenClaims): Promise<string>;
+  close(): Promise<void>;
+}
+
+export const CANARY = 'CANARY';
+
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of request as AsyncIterable<Buffer>) chunks.push(chunk);
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text === '') return undefined;
+  return (request.headers['content-type'] ?? '').includes('application/json') ? JSON.parse(text) : Object.fromEntries(new URLSearchParams(text));
+}
+
+function json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json', ...headers });
+  response.end(JSON.stringify(body));
+}
+
+/**
+ * A whole deployment on one loopback port, written to be wrong in one chosen way: an MCP server (the example
+ * calculator, official SDK, stateless) behind a bearer check, its protected resource metadata, and an
+ * authorization server at `/as` (metadata, JWKS, dynamic registration, an authorization endpoint that approves at
+ * once, a token endpoint with PKCE S256). Tokens are JWTs checked with jose against the fixture's own key.
+ */
+export async function startClientFixture(options: FixtureOptions = {}): Promise<Fixture> {
+  const plant = options.plant ?? 'clean';
+  const serverKey = await generateKeyPair('ES256');
+  const strangerKey = await generateKeyPair('ES256');
+  const jwk: JWK = { ...(await exportJWK(serverKey.publicKey)), kid: 'fixture', alg: 'ES256', use: 'sig' };
+  const requests: string[] = [];
+  /** code → PKCE challenge and scope, one use each. */
+  const codes = new Map<string, { challenge: string; scope?: string }>();
+  const opaqueTokens = new Set<string>();
+  let refusals = 0;
+  let origin = '';
+  const urls = () => ({ resource: `${origin}/mcp`, issuer: `${origin}/as` });
+
+  const sign = (claims: TokenClaims = {}, scope?: string): Promise<string> => {
+    const now = Math.floor(Date.now() / 1000);
+    const key: CryptoKey = claims.signedBy === 'stranger' ? strangerKey.privateKey : serverKey.privateKey;
+    return new SignJWT({ scope: scope ?? 'mcp:tools', client_id: 'fixture-client' })
+      .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'fixture' })
+      .setIssuer(claims.iss ?? urls().issuer)
+      .setAudience(claims.aud ?? urls().resource)
+      .setSubject('fixture-user')
+      .setIssuedAt(now)
+      .setExpirationTime(now + (claims.expiresIn ?? 300))
+      .sign(key);
+  };
+
+  const accepted = async (authorization: string | undefined): Promise<boolean> => {
+    const token = authorization?.startsWith('Bearer ') === true ? authorization.slice('Bearer '.length) : undefined;
+    if (token === undefined) return false;
+    if (opaqueTokens.has(token)) return true;
+    try {
+      await jwtVerify(token, serverKey.publicKey, { issuer: urls().issuer, audience: urls().resource, algorithms: ['ES256'] });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  const challenge = (): string => {
+    const params = [
+      ...(plant === 'error-without-token' ? ['error="invalid_token"'] : []),
+      ...(plant === 'root-only-discovery' ? [] : [`resource_metadata="${plant === 'relative-resource-metadata' ? '' : origin}/.well-known/oauth-protected-resource/mcp"`]),
+      'scope="mcp:tools"',
+    ];
+    return `Bearer ${params.join(', ')}`;
+  };
+
+  const protectedResourceMetadata = () => ({
+    resource: plant === 'prm-resource-mismatch' ? `${origin}/other/mcp` : urls().resource,
+    authorization_servers: [urls().issuer],
+    scopes_supported: ['mcp:tools'],
+    bearer_methods_supported: ['header'],
+  });
+
+  const authorizationServerMetadata = () => {
+    const { issuer } = urls();
+    const pkce = plant === 'no-s256' ? { code_challenge_methods_supported: ['plain'] } : plant === 'no-pkce-field' ? {} : { code_challenge_methods_supported: ['S256'] };
+    return {
+      issuer: plant === 'as-issuer-mismatch' ? 'https://idp.example.com/realms/mcp' : issuer,
+      authorization_endpoint: `${issuer}/authorize`,
+      token_endpoint: `${issuer}/token`,
+      registration_endpoint: `${issuer}/register`,
+      jwks_uri: `${issuer}/jwks`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code'],
+      token_endpoint_auth_methods_supported: ['none', 'client_secret_post'],
+      ...pkce,
+    };
+  };
+
+  const secret = (kind: string) => (options.issue === 'canary' ? `${CANARY}-${kind}-${randomBytes(9).toString('base64url')}` : randomBytes(18).toString('base64url'));
+
+  const handlers: Record<string, (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<void> | void> = {
+    'GET /.well-known/oauth-protected-resource/mcp': (_request, response) => {
+      if (plant === 'root-only-discovery') json(response, 404, { error: 'not_found' });
+      else json(response, 200, protectedResourceMetadata());
+    },
+    'GET /.well-known/oauth-protected-resource': (_request, response) => {
+      if (plant === 'root-only-discovery') json(response, 200, protectedResourceMetadata());
+      else json(response, 404, { error: 'not_found' });
+    },
+    'GET /.well-known/oauth-authorization-server/as': (_request, response) => json(response, 200, authorizationServerMetadata()),
+    'GET /as/jwks': (_request, response) => json(response, 200, { keys: [jwk] }),
+    'POST /as/register': async (request, response) => {
+      const body = (await readJson(request)) as { redirect_uris?: string[]; client_name?: string };
+      const clientSecret = options.issue === 'canary' ? secret('client-secret') : undefined;
+      json(response, 201, {
+        client_id: `client-${randomBytes(6).toString('hex')}`,
+        ...(clientSecret === undefined ? { token_endpoint_auth_method: 'none' } : { client_secret: clientSecret, token_endpoint_auth_method: 'client_secret_post' }),
+        redirect_uris: body.redirect_uris ?? [],
+        client_name: body.client_name,
+      });
+    },
+    'GET /as/authorize': (_request, response, url) => {
+      const redirect = new URL(url.searchParams.get('redirect_uri') ?? '');
+      const state = url.searchParams.get('state') ?? '';
+      if (plant === 'access-denied') {
+        redirect.searchParams.set('error', 'access_denied');
+      } else {
+        const code = secret('code');
+        codes.set(code, { challenge: url.searchParams.get('code_challenge') ?? '', scope: url.searchParams.get('scope') ?? undefined });
+        redirect.searchParams.set('code', code);
+      }
+      redirect.searchParams.set('state', plant === 'wrong-state' ? `${state}x` : state);
+      response.writeHead(302, { location: redirect.href }).end();
+    },
+    'POST /as/token': async (request, response) => {
+      const body = (await readJson(request)) as Record<string, string | undefined>;
+      const grant = codes.get(body.code ?? '');
+      codes.delete(body.code ?? '');
+      const verified = grant !== undefined && createHash('sha256').update(body.code_verifier ?? '').digest('base64url') === grant.challenge;
+      if (!verified || body.resource !== urls().resource) {
+        json(response, 400, { error: 'invalid_grant' });
+        return;
+      }
+      const accessToken = options.issue === 'canary' ? secret('access-token') : await sign({}, grant.scope);
+      if (options.issue === 'canary') opaqueTokens.add(accessToken);
+      json(response, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 300, scope: grant.scope ?? 'mcp:tools' });
+    },
+  };
+
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', origin);
+    requests.push(`${request.method ?? 'GET'} ${url.pathname}`);
+    void (async () => {
+      if (url.pathname === '/mcp') {
+        if (!(await accepted(request.headers.authorization))) {
+          json(response, 401, { error: 'unauthorized' }, { 'www-authenticate': challenge() });
+          return;
+        }
+        const body = await readJson(request);
+        if ((plant === 'insufficient-scope' || plant === 'escalating-scope') && (body as { method?: string } | undefined)?.method === 'tools/list') {
+          refusals += 1;
+          const scope = plant === 'insufficient-scope' ? 'mcp:admin' : `mcp:level${refusals}`;
+          const header = `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`;
+          json(response, 403, { error: 'insufficient_scope' }, { 'www-authenticate': header });
+          return;
+        }
+        if (request.method !== 'POST') {
+          json(response, 405, { error: 'method not allowed' }, { allow: 'POST' });
+          return;
+        }
+        const mcp = createCalculatorServer();
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+        response.on('close', () => void transport.close().then(() => mcp.close()));
+        await mcp.connect(transport);
+        await transport.handleRequest(request, response, body);
+        return;
+      }
+      const handler = handlers[`${request.method ?? 'GET'} ${url.pathname}`];
+      if (handler === undefined) json(response, 404, { error: 'not_found' });
+      else await handler(request, response, url);
+    })().catch(() => {
+      if (!response.headersSent) json(response, 500, { error: 'fixture failure' });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url: new URL(urls().resource),
+    resource: urls().resource,
+    issuer: urls().issuer,
+    requests,
+    token: (claims) => sign(claims),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** `fixture(plant)` for one test file: every fixture it starts is closed after its test (closing twice is fine). */
+export function fixturePerTest(): (plant?: Plant) => Promise<Fixture> {
+  const started: Fixture[] = [];
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((fixture) => fixture.close()));
+  });
+  return async (plant = 'clean') => {
+    const fixture = await startClientFixture({ plant });
+    started.push(fixture);
+    return fixture;
+  };
+}

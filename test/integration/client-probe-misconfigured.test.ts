@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import type { Check, CheckStatus } from '../../src/client/check.js';
+import { runProbeCommand } from '../../src/client/probe-command.js';
+import { fixturePerTest, type Fixture, type Plant, type TokenClaims } from './client-fixture.js';
+
+const fixture = fixturePerTest();
+
+/** `probe --json` against `url`: the exit code and each check's status by id. */
+async function probeJson(url: URL, token?: string): Promise<{ code: number; statuses: Record<string, CheckStatus>; checks: Check[] }> {
+  let stdout = '';
+  const code = await runProbeCommand([url.href, '--json', '--timeout', '5s', ...(token === undefined ? [] : ['--token', token])], { stdout: (text) => (stdout += text), stderr: () => undefined });
+  const { checks } = JSON.parse(stdout) as { checks: Check[] };
+  return { code, checks, statuses: Object.fromEntries(checks.map((check) => [check.id, check.status])) };
+}
+
+describe('probe against planted misconfigurations (a fixture deployment, one mistake each)', () => {
+  it('a clean deployment passes every check and exits 0', async () => {
+    const { url } = await fixture('clean');
+    const { code, checks } = await probeJson(url);
+    expect(checks.filter((check) => check.status !== 'pass')).toEqual([]);
+    expect(checks.map((check) => check.id)).toEqual([
+      'unauthenticated-post',
+      'unauthenticated-get',
+      'challenge',
+      'challenge-scope',
+      'resource-metadata',
+      'resource',
+      'authorization-servers',
+      'scopes-supported',
+      'as-metadata',
+      'as-issuer',
+      'as-pkce',
+      'as-https',
+      'registration',
+      'scope-selection',
+    ]);
+    expect(code).toBe(0);
+  });
+
+  it.each<[string, Plant, Record<string, CheckStatus>, number]>([
+    ['PRM resource mismatch', 'prm-resource-mismatch', { resource: 'fail' }, 1],
+    ['AS issuer mismatch (rewritten issuer)', 'as-issuer-mismatch', { 'as-issuer': 'fail', registration: 'fail' }, 1],
+    ['no S256 in code_challenge_methods_supported', 'no-s256', { 'as-pkce': 'fail' }, 1],
+    ['no code_challenge_methods_supported at all', 'no-pkce-field', { 'as-pkce': 'fail' }, 1],
+    ['discovery only at the root, no resource_metadata in the challenge', 'root-only-discovery', { challenge: 'warn', 'resource-metadata': 'warn', resource: 'pass' }, 0],
+    ['error="invalid_token" in a challenge to a request without a token', 'error-without-token', { 'challenge-error': 'fail' }, 1],
+    ['a relative resource_metadata in the challenge (path shape A still answers)', 'relative-resource-metadata', { challenge: 'fail', 'resource-metadata': 'warn' }, 1],
+  ])('%s', async (_name, plant, expected, exitCode) => {
+    const { url } = await fixture(plant);
+    const { code, statuses, checks } = await probeJson(url);
+    expect(statuses).toMatchObject(expected);
+    const others = checks.filter((check) => !(check.id in expected) && check.id !== 'registration');
+    expect(others.filter((check) => check.status !== 'pass')).toEqual([]);
+    expect(code).toBe(exitCode);
+  });
+
+  it('names what it found in the messages (the rewritten issuer, the wrong resource)', async () => {
+    const issuer = await probeJson((await fixture('as-issuer-mismatch')).url);
+    expect(issuer.checks.find((check) => check.id === 'as-issuer')?.message).toContain('https://idp.example.com/realms/mcp');
+    const mismatch = await fixture('prm-resource-mismatch');
+    const resource = await probeJson(mismatch.url);
+    expect(resource.checks.find((check) => check.id === 'resource')?.message).toContain(`${mismatch.url.origin}/other/mcp`);
+  });
+});
+
+describe('probe with a token: its claims and signature against what discovery found, then the server answer', () => {
+  it('a token as the authorization server issues it passes every check and is accepted', async () => {
+    const deployment = await fixture('clean');
+    const { code, checks, statuses } = await probeJson(deployment.url, await deployment.token());
+    expect(checks.filter((check) => check.status !== 'pass')).toEqual([]);
+    expect(statuses).toMatchObject({
+      'token-format': 'pass',
+      'token-issuer': 'pass',
+      'token-audience': 'pass',
+      'token-lifetime': 'pass',
+      'token-signature': 'pass',
+      'token-accepted': 'pass',
+    });
+    expect(code).toBe(0);
+  });
+
+  it.each<[string, (fixture: Fixture) => TokenClaims, string]>([
+    ['wrong audience', () => ({ aud: 'https://other.example.com/mcp' }), 'token-audience'],
+    ['foreign issuer', () => ({ iss: 'https://idp.example.com/realms/other' }), 'token-issuer'],
+    ['expired', () => ({ expiresIn: -60 }), 'token-lifetime'],
+    ['bad signature (a key not in the JWKS)', () => ({ signedBy: 'stranger' }), 'token-signature'],
+  ])('%s: that check fails, the server refuses it (401), exit 1', async (_name, claims, failing) => {
+    const deployment = await fixture('clean');
+    const { code, checks, statuses } = await probeJson(deployment.url, await deployment.token(claims(deployment)));
+    expect(checks.filter((check) => check.id.startsWith('token-') && check.status === 'fail').map((check) => check.id).sort()).toEqual(
+      [failing, 'token-accepted'].sort(),
+    );
+    expect(statuses[failing]).toBe('fail');
+    expect(checks.find((check) => check.id === 'token-accepted')?.message).toContain('401');
+    expect(code).toBe(1);
+  });
+
+  it('an opaque token: only introspection could check it (warn), then it is sent', async () => {
+    const deployment = await fixture('clean');
+    const { statuses, code } = await probeJson(deployment.url, 'opaque-token-value');
+    expect(statuses).toMatchObject({ 'token-format': 'warn', 'token-accepted': 'fail' });
+    expect(code).toBe(1);
+  });
+});
+
+describe('probe usage and reachability (exit 2)', () => {
+  it.each([
+    ['no URL', [], 'the MCP server URL is missing'],
+    ['a URL that is not one', ['not a url'], 'is not an absolute URL'],
+    ['a non-http URL', ['ftp://example.com/mcp'], 'http or https'],
+    ['an unknown option', ['http://127.0.0.1:1/mcp', '--frobnicate'], "Unknown option '--frobnicate'"],
+    ['an option without its value', ['http://127.0.0.1:1/mcp', '--token'], "Option '--token <value>' argument missing"],
+    ['both --token and --token-file', ['http://127.0.0.1:1/mcp', '--token', 't', '--token-file', '/nonexistent'], 'not both'],
+    ['an unreadable --token-file', ['http://127.0.0.1:1/mcp', '--token-file', '/nonexistent/token'], 'cannot read --token-file'],
+    ['a bad --timeout', ['http://127.0.0.1:1/mcp', '--timeout', 'soon'], '--timeout soon is not a duration'],
+  ])('%s', async (_name, args, message) => {
+    let stderr = '';
+    const code = await runProbeCommand(args, { stdout: () => undefined, stderr: (text) => (stderr += text) });
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
+    expect(stderr).toContain('Usage: mcp-auth-gateway probe');
+  });
+
+  it('an unreachable URL exits 2 naming the cause', async () => {
+    const deployment = await fixture('clean');
+    const url = deployment.url;
+    await deployment.close();
+    let stderr = '';
+    const code = await runProbeCommand([url.href], { stdout: () => undefined, stderr: (text) => (stderr += text) });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/cannot reach .*ECONNREFUSED/);
+  });
+});

@@ -1,0 +1,107 @@
+import type { AuthorizationServerMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { describe, expect, it } from 'vitest';
+import type { CheckStatus } from '../../../src/client/check.js';
+import type { AuthorizationServerFound, Discovery } from '../../../src/client/discovery.js';
+import { authorizationServerChecks, resourceMetadataChecks, usableAuthorizationServer } from '../../../src/client/discovery-checks.js';
+
+const url = new URL('https://gw.example.com/calc/mcp');
+const issuer = 'https://auth.example.com/realms/mcp';
+
+function metadata(overrides: Partial<AuthorizationServerMetadata> = {}): AuthorizationServerMetadata {
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/authorize`,
+    token_endpoint: `${issuer}/token`,
+    response_types_supported: ['code'],
+    code_challenge_methods_supported: ['S256'],
+    ...overrides,
+  };
+}
+
+function server(overrides: Partial<AuthorizationServerMetadata> = {}, found: Partial<AuthorizationServerFound> = {}): AuthorizationServerFound {
+  return { server: issuer, metadata: metadata(overrides), metadataUrl: 'https://auth.example.com/.well-known/oauth-authorization-server/realms/mcp', tried: [], ...found };
+}
+
+function discovery(document: Record<string, unknown> = {}, source: 'header' | 'path' | 'root' = 'header'): Discovery {
+  return {
+    url,
+    resourceMetadata: {
+      document: { resource: url.href, authorization_servers: [issuer], ...document },
+      url: 'https://gw.example.com/.well-known/oauth-protected-resource/calc/mcp',
+      source,
+    },
+    resourceMetadataTried: source === 'root' ? [{ url: 'https://gw.example.com/.well-known/oauth-protected-resource/calc/mcp', outcome: 'HTTP 404' }] : [],
+    legacy: false,
+    authorizationServers: [server()],
+  };
+}
+
+function statuses(checks: readonly { id: string; status: CheckStatus }[]): Record<string, CheckStatus> {
+  return Object.fromEntries(checks.map((check) => [check.id, check.status]));
+}
+
+describe('protected resource metadata checks (RFC 9728)', () => {
+  it.each<[string, string, CheckStatus]>([
+    ['the same URL', url.href, 'pass'],
+    ['the same URL in upper case', 'HTTPS://GW.EXAMPLE.COM/calc/mcp', 'pass'],
+    ['the same URL with the default port', 'https://gw.example.com:443/calc/mcp', 'pass'],
+    ['a path prefix on the same origin', 'https://gw.example.com/calc', 'warn'],
+    ['the origin', 'https://gw.example.com', 'warn'],
+    ['another path', 'https://gw.example.com/notes/mcp', 'fail'],
+    ['another host', 'https://evil.example.com/calc/mcp', 'fail'],
+    ['http instead of https', 'http://gw.example.com/calc/mcp', 'fail'],
+    ['a longer path', 'https://gw.example.com/calc/mcp/v2', 'fail'],
+    ['not a URL', 'calc', 'fail'],
+  ])('resource: %s → %s', (_name, resource, status) => {
+    expect(statuses(resourceMetadataChecks(discovery({ resource }))).resource).toBe(status);
+  });
+
+  it.each<[string, Record<string, unknown>, Record<string, CheckStatus>]>([
+    ['no authorization_servers', { authorization_servers: undefined }, { 'authorization-servers': 'fail' }],
+    ['empty authorization_servers', { authorization_servers: [] }, { 'authorization-servers': 'fail' }],
+    ['offline_access in scopes_supported', { scopes_supported: ['mcp:tools', 'offline_access'] }, { 'scopes-supported': 'warn' }],
+    ['no scopes_supported', {}, { 'scopes-supported': 'pass' }],
+  ])('%s', (_name, document, expected) => {
+    expect(statuses(resourceMetadataChecks(discovery(document)))).toMatchObject(expected);
+  });
+
+  it('found at the root only after path shape A failed: warn, naming what was tried', () => {
+    const [found] = resourceMetadataChecks(discovery({}, 'root'));
+    expect(found).toMatchObject({ id: 'resource-metadata', status: 'warn' });
+    expect(found?.message).toContain('the root (shape B), after https://gw.example.com/.well-known/oauth-protected-resource/calc/mcp (HTTP 404)');
+  });
+
+  it('none found: fail, with the 2025-03-26 fallback named', () => {
+    const checks = resourceMetadataChecks({ ...discovery(), resourceMetadata: undefined, legacy: true, resourceMetadataTried: [{ url: 'https://gw.example.com/x', outcome: 'HTTP 404' }] });
+    expect(checks).toEqual([expect.objectContaining({ id: 'resource-metadata', status: 'fail' })]);
+    expect(checks[0]?.message).toContain('fall back to https://gw.example.com/');
+  });
+});
+
+describe('authorization server checks (RFC 8414, PKCE, https)', () => {
+  it.each<[string, AuthorizationServerFound, Record<string, CheckStatus>]>([
+    ['all right', server(), { 'as-metadata': 'pass', 'as-issuer': 'pass', 'as-pkce': 'pass', 'as-https': 'pass' }],
+    ['issuer with a trailing slash added', server({ issuer: `${issuer}/` }), { 'as-issuer': 'fail' }],
+    ['issuer of another host', server({ issuer: 'https://login.example.net/mcp' }), { 'as-issuer': 'fail' }],
+    ['S256 absent, plain present', server({ code_challenge_methods_supported: ['plain'] }), { 'as-pkce': 'fail' }],
+    ['code_challenge_methods_supported empty', server({ code_challenge_methods_supported: [] }), { 'as-pkce': 'fail' }],
+    ['code_challenge_methods_supported missing', server({ code_challenge_methods_supported: undefined }), { 'as-pkce': 'fail' }],
+    ['an http token endpoint off loopback', server({ token_endpoint: 'http://auth.example.com/token' }), { 'as-https': 'fail' }],
+    ['http on loopback', server({ issuer: 'http://127.0.0.1:9000', authorization_endpoint: 'http://127.0.0.1:9000/auth', token_endpoint: 'http://localhost:9000/token' }, { server: 'http://127.0.0.1:9000' }), { 'as-https': 'pass', 'as-issuer': 'pass' }],
+    ['no metadata found', server({}, { metadata: undefined, tried: [{ url: 'https://auth.example.com/.well-known/oauth-authorization-server/realms/mcp', outcome: 'HTTP 404' }] }), { 'as-metadata': 'fail', 'as-https': 'pass' }],
+  ])('%s', (_name, found, expected) => {
+    expect(statuses(authorizationServerChecks(found, false))).toEqual(expect.objectContaining(expected));
+  });
+
+  it('2025-03-26 fallback without metadata: warnings (default endpoints), not failures', () => {
+    const checks = statuses(authorizationServerChecks(server({}, { server: 'https://gw.example.com/', metadata: undefined }), true));
+    expect(checks).toEqual({ 'as-metadata': 'warn', 'as-pkce': 'warn', 'as-https': 'pass' });
+  });
+
+  it('a client uses the first server, in the metadata order, without a failing check', () => {
+    const bad = server({ code_challenge_methods_supported: ['plain'] });
+    const good = server({ issuer: 'https://other.example.com' }, { server: 'https://other.example.com' });
+    expect(usableAuthorizationServer({ ...discovery(), authorizationServers: [bad, good] })).toBe(good);
+    expect(usableAuthorizationServer({ ...discovery(), authorizationServers: [bad] })).toBeUndefined();
+  });
+});

@@ -1,0 +1,55 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startRedirectListener, type RedirectListener } from '../../../src/client/loopback-redirect.js';
+
+let listener: RedirectListener;
+beforeEach(async () => {
+  listener = await startRedirectListener();
+});
+afterEach(() => listener.close());
+
+async function redirect(query: Record<string, string>): Promise<{ status: number; body: string }> {
+  const url = new URL(listener.redirectUri);
+  for (const [name, value] of Object.entries(query)) url.searchParams.set(name, value);
+  const response = await fetch(url);
+  return { status: response.status, body: await response.text() };
+}
+
+describe('loopback redirect listener (RFC 8252 §7.3)', () => {
+  it('listens on 127.0.0.1 at /callback', () => {
+    expect(listener.redirectUri).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+  });
+
+  it('hands the code of the response with the expected state to the waiting flow; the page never shows it', async () => {
+    const response = listener.expect('s1', { timeoutMs: 10_000 });
+    const page = await redirect({ code: 'the-code', state: 's1' });
+    expect(await response).toEqual({ code: 'the-code' });
+    expect(page.status).toBe(200);
+    expect(page.body).not.toContain('the-code');
+  });
+
+  it.each([
+    ['another state', { code: 'c', state: 'other' }, 'missing or different state'],
+    ['no state', { code: 'c' }, 'missing or different state'],
+    ['an error response', { error: 'access_denied', state: 's1' }, 'refused: access_denied'],
+    ['an unprintable error code', { error: 'bad"\u0007', state: 's1' }, '(unprintable error code)'],
+    ['no code', { state: 's1' }, 'carries no code'],
+  ])('rejects %s (the response is discarded)', async (_name, query, message) => {
+    const refused = expect(listener.expect('s1', { timeoutMs: 10_000 })).rejects.toThrow(message);
+    const page = await redirect(query);
+    await refused;
+    expect(page.status).toBe(400);
+  });
+
+  it('answers 409 when no sign-in waits, 404 elsewhere', async () => {
+    expect((await redirect({ code: 'c', state: 's' })).status).toBe(409);
+    expect((await fetch(new URL('/other', listener.redirectUri))).status).toBe(404);
+  });
+
+  it('gives up at its time limit, or when abandoned', async () => {
+    await expect(listener.expect('s1', { timeoutMs: 1 })).rejects.toThrow('no authorization response within');
+    const abandon = new AbortController();
+    const response = listener.expect('s2', { timeoutMs: 10_000, signal: abandon.signal });
+    abandon.abort();
+    await expect(response).rejects.toThrow('abandoned');
+  });
+});
