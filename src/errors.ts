@@ -19,6 +19,11 @@ export type GatewayErrorCode =
   | 'host_forbidden'
   /** Body is not one JSON-RPC message (batch, not JSON, not an object) → 400 with a JSON-RPC error. */
   | 'invalid_jsonrpc'
+  /**
+   * The decision listener got no body for a request whose route decides per operation, and the request does not
+   * declare MCP 2026-07-28 (whose mirrored headers would do) → 400; the proxy must send the body.
+   */
+  | 'body_required'
   /** A parameter policy must read cannot be (a resource URI that does not parse) → 400, JSON-RPC -32602. */
   | 'invalid_params'
   | 'payload_too_large'

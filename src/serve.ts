@@ -15,7 +15,8 @@ export interface ServeOptions {
 }
 
 /**
- * `serve`: main and admin listeners, one `listening` log line with both URLs (a port of 0 is resolved there),
+ * `serve`: main, admin and (when configured) decision listeners, one `listening` log line with their URLs (a port
+ * of 0 is resolved there),
  * reload on SIGHUP and on file change, graceful exit on SIGTERM/SIGINT within `shutdown.grace_period`.
  */
 export async function serveGateway({ file, config, logger }: ServeOptions): Promise<void> {
@@ -25,7 +26,11 @@ export async function serveGateway({ file, config, logger }: ServeOptions): Prom
   const admin = config.admin.enabled
     ? await gateway.admin.listen({ host: config.admin.host, port: config.admin.port })
     : undefined;
-  logger.info({ url, admin }, 'listening');
+  const decision =
+    gateway.decision && config.decision
+      ? await gateway.decision.listen({ host: config.decision.host, port: config.decision.port })
+      : undefined;
+  logger.info({ url, admin, ...(decision && { decision }) }, 'listening');
   void gateway.warm();
 
   const reloader = await createConfigReloader({

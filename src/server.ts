@@ -3,6 +3,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { pathOf } from './decision/facts.js';
+import { buildDecisionServer } from './decision-listener/plugin.js';
 import { refusalResponse } from './decision/refusal.js';
 import type { RouteVerifier } from './auth/route-verifier.js';
 import { resolveCacheKeySecret } from './cache/cache-keys.js';
@@ -42,6 +43,8 @@ export interface Gateway {
   warm(): Promise<void>;
   /** The admin listener's app (/metrics, /healthz, /readyz); never listens by itself. */
   readonly admin: FastifyInstance;
+  /** The decision listener's app (nginx, Traefik, Envoy ask here), when `decision` is configured; never listens by itself. */
+  readonly decision: FastifyInstance | undefined;
   readonly metrics: GatewayMetrics;
   /** Stops accepting MCP requests (503) and marks /readyz as draining. */
   drain(): void;
@@ -187,10 +190,24 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     onUpstreamResult: upstreamObserver(metrics),
   });
   const admin = buildAdminServer({ logger: deps.logger, metrics, readinessNow });
+  const decision =
+    config.decision &&
+    buildDecisionServer({
+      logger: deps.logger,
+      metrics,
+      pathPrefix: config.decision.pathPrefix,
+      maxBodyBytes: config.limits.maxBodyBytes,
+      pinRuntimes: (decisionApp) => {
+        const pinnedOf = registerRuntimePinning(decisionApp, runtimes);
+        return (request) => pinnedOf(request).runtime;
+      },
+      draining: () => draining,
+    });
 
   return {
     app,
     admin,
+    decision,
     metrics,
     warm: () => warmGeneration(runtimes.current()),
     drain: () => {
@@ -237,7 +254,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
           graceMs: current().config.shutdown.gracePeriod,
         });
         if (result === 'forced') deps.logger.warn('shutdown grace period over: remaining connections were cut');
-        await Promise.all([runtimes.close(), admin.close(), deps.cache.close()]);
+        await Promise.all([runtimes.close(), admin.close(), decision?.close(), deps.cache.close()]);
       })();
       return closing;
     },

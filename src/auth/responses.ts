@@ -26,6 +26,7 @@ const DESCRIPTIONS = {
   host_forbidden: 'Host or Origin not allowed for this gateway',
   invalid_jsonrpc: 'Request body must be a single JSON-RPC message',
   invalid_params: 'Resource URI cannot be parsed',
+  body_required: 'The gateway needs the request body to authorize this request',
   payload_too_large: 'Request body too large',
   not_found: 'Not found',
   upstream_unreachable: 'Upstream MCP server unavailable',
@@ -66,6 +67,7 @@ const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' } as const
 
 type JsonRpcFailure =
   | 'invalid_jsonrpc'
+  | 'body_required'
   | 'invalid_params'
   | 'payload_too_large'
   | 'upstream_unreachable'
@@ -78,6 +80,7 @@ type JsonRpcFailure =
 /** Failures answered with a plain JSON-RPC error body: HTTP status and JSON-RPC code. */
 const JSONRPC_FAILURES: Readonly<Record<JsonRpcFailure, readonly [status: number, code: number]>> = {
   invalid_jsonrpc: [400, JSONRPC_CODES.invalidRequest],
+  body_required: [400, JSONRPC_CODES.invalidRequest],
   invalid_params: [400, JSONRPC_CODES.invalidParams],
   payload_too_large: [413, JSONRPC_CODES.invalidRequest],
   upstream_unreachable: [502, JSONRPC_CODES.internalError],
@@ -132,6 +135,7 @@ export function errorResponse(
     case 'not_found':
       return { statusCode: 404, headers: JSON_TYPE, body: JSON.stringify({ error: 'not_found' }) };
     case 'invalid_jsonrpc':
+    case 'body_required':
     case 'invalid_params':
     case 'payload_too_large':
     case 'upstream_unreachable':

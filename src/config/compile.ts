@@ -48,6 +48,7 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
   const config: CompiledConfig = {
     listen: { host: raw.listen.host, port: raw.listen.port },
     admin: { enabled: raw.admin.enabled, host: raw.admin.host, port: raw.admin.port },
+    decision: raw.decision && { host: raw.decision.host, port: raw.decision.port, pathPrefix: raw.decision.path_prefix },
     shutdown: { gracePeriod: raw.shutdown.grace_period },
     publicUrl: new URL(publicUrl),
     allowInsecureHttp: raw.allow_insecure_http,
@@ -348,10 +349,18 @@ function defaultRouteProblems(
 }
 
 /** The admin listener is a separate socket (checklist J5): it cannot share the main port. */
+/** Every listener needs its own port (0 = any free one). */
 function adminPortProblems(raw: RawConfig): ConfigProblem[] {
-  const { admin, listen } = raw;
-  if (!admin.enabled || admin.port === 0 || admin.port !== listen.port) return [];
-  return [{ path: 'admin.port', message: `must differ from listen.port (${listen.port})` }];
+  const { admin, listen, decision } = raw;
+  const problems: ConfigProblem[] = [];
+  if (admin.enabled && admin.port !== 0 && admin.port === listen.port) {
+    problems.push({ path: 'admin.port', message: `must differ from listen.port (${listen.port})` });
+  }
+  if (decision && decision.port !== 0) {
+    if (decision.port === listen.port) problems.push({ path: 'decision.port', message: `must differ from listen.port (${listen.port})` });
+    else if (admin.enabled && decision.port === admin.port) problems.push({ path: 'decision.port', message: `must differ from admin.port (${admin.port})` });
+  }
+  return problems;
 }
 
 /** The identity header must not be the header a static upstream credential travels in. */
@@ -372,6 +381,15 @@ function warnings(raw: RawConfig, referencedPaths: ReadonlySet<string>): string[
     found.push(
       'signing_key: not set; identity assertions are signed with a key generated per process (set signing_key when running several replicas or restarting)',
     );
+  }
+  if (raw.decision) {
+    raw.routes.forEach((route, index) => {
+      if (route.policy.hide_unauthorized) {
+        found.push(
+          `routes.${index}.policy.hide_unauthorized: lists are filtered only when the gateway is the proxy; through the decision listener they reach clients unfiltered (every call is still authorized)`,
+        );
+      }
+    });
   }
   const secretPaths: [string, string | undefined][] = [
     ['cache.redis_url', raw.cache.redis_url],

@@ -424,6 +424,22 @@ export const configSchema = z
       })
       .prefault({})
       .describe('Admin listener: /metrics (Prometheus), /healthz, /readyz. Never served on the main listener.'),
+    decision: z
+      .strictObject({
+        host: z
+          .string()
+          .min(1)
+          .default('127.0.0.1')
+          .describe('Bind address; only the proxy asking (nginx, Envoy, Traefik) may reach it. Default: 127.0.0.1.'),
+        port: z.number().int().min(0).max(65535).default(8181).describe('Port. Default: 8181.'),
+        path_prefix: z
+          .string()
+          .regex(/^(\/[A-Za-z0-9\-._~]+)*$/, { error: 'must be empty or start with "/" and not end with "/"' })
+          .default('')
+          .describe('Envoy ext_authz: the prefix Envoy puts before the original path (its path_prefix). Default: "".'),
+      })
+      .optional()
+      .describe('Decision listener: answers nginx auth_request, Traefik forwardAuth and Envoy ext_authz (HTTP) with the proxy\'s verdicts. Off unless set.'),
     shutdown: z
       .strictObject({
         grace_period: duration(

@@ -222,6 +222,14 @@ export interface HostPolicy {
   readonly allowedHosts: ReadonlySet<string>;
 }
 
+/** The decision listener for proxies that ask before forwarding (nginx, Envoy, Traefik). */
+export interface DecisionListenerSettings {
+  readonly host: string;
+  readonly port: number;
+  /** Envoy ext_authz `path_prefix`: stripped from the path to get the original one. */
+  readonly pathPrefix: string;
+}
+
 /** The admin listener (metrics, health); never the main listener. */
 export interface AdminSettings {
   readonly enabled: boolean;
@@ -237,6 +245,8 @@ export interface ShutdownSettings {
 export interface CompiledConfig {
   readonly listen: { readonly host: string; readonly port: number };
   readonly admin: AdminSettings;
+  /** Absent unless `decision` is configured. */
+  readonly decision: DecisionListenerSettings | undefined;
   readonly shutdown: ShutdownSettings;
   readonly publicUrl: URL;
   readonly allowInsecureHttp: boolean;

@@ -1,8 +1,12 @@
-import type { Runtime } from '../runtime.js';
+import { GatewayError } from '../errors.js';
+import { declaredProtocolVersion, requiresMirroredHeaders } from '../policy/mcp-headers.js';
+import { dependsOnMessage, hasUnparsableResourceUri } from '../policy/required-scopes.js';
+import type { RouteRuntime, Runtime } from '../runtime.js';
 import { methodAnswer, type EarlyAnswer } from './answers.js';
 import { authenticate, checkRouteScopes } from './caller.js';
 import type { RequestFacts } from './facts.js';
 import { readMessage } from './message.js';
+import { messageFromMirroredHeaders } from './mirrored-message.js';
 import { checkOperationScopes, resolveUpstreamHeaders } from './operation.js';
 import { checkOrigin, preflightAnswer } from './origin.js';
 import { matchRoute } from './route.js';
@@ -36,9 +40,35 @@ export async function admit(runtime: Runtime, facts: RequestFacts, state: Decisi
  * upstream credential. On return `state.upstreamHeaders` is what to set upstream.
  */
 export async function authorize(facts: RequestFacts, state: DecisionState, body: Buffer | undefined): Promise<void> {
-  const { entry, auth } = state;
-  if (!entry || !auth) throw new Error('authorize ran before admit accepted the caller');
+  const { entry, auth } = admitted(state);
   readMessage(entry, facts, state, body);
   checkOperationScopes(entry, state);
   await resolveUpstreamHeaders(entry, auth, state);
+}
+
+/**
+ * Stage two for a front door that never sees the body (nginx auth_request, Traefik forwardAuth, Envoy without
+ * `with_request_body`). Where the route's policy depends on the operation, a request declaring MCP 2026-07-28 or
+ * later is decided from its mirrored headers (the upstream must refuse headers that contradict the body); an older
+ * one cannot be decided and is refused (400): the proxy must send the body.
+ */
+export async function authorizeWithoutBody(facts: RequestFacts, state: DecisionState): Promise<void> {
+  const { entry, auth } = admitted(state);
+  const { policy } = entry.route;
+  if (facts.method === 'POST' && dependsOnMessage(policy)) {
+    if (!requiresMirroredHeaders(declaredProtocolVersion(facts.headers))) {
+      throw new GatewayError('body_required', { reason: 'operation_policy_without_body' });
+    }
+    const message = messageFromMirroredHeaders(facts.headers);
+    state.message = message;
+    if (hasUnparsableResourceUri(policy, message)) throw new GatewayError('invalid_params', { reason: 'unparsable_resource_uri' });
+  }
+  checkOperationScopes(entry, state);
+  await resolveUpstreamHeaders(entry, auth, state);
+}
+
+function admitted(state: DecisionState): { entry: RouteRuntime; auth: NonNullable<DecisionState['auth']> } {
+  const { entry, auth } = state;
+  if (!entry || !auth) throw new Error('authorize ran before admit accepted the caller');
+  return { entry, auth };
 }

@@ -45,6 +45,8 @@ export function upstreamStatusClass(result: number | 'unreachable' | 'timeout'):
 export interface GatewayMetrics {
   readonly registry: Registry;
   request(route: string, method: string, outcome: RequestOutcome): void;
+  /** A verdict of the decision listener: route, the asking proxy's dialect, the status answered. */
+  decision(route: string, dialect: string, status: number): void;
   authDecision(route: string, kind: AuthDecisionKind, result: AuthDecisionResult, seconds: number): void;
   upstream(route: string, statusClass: UpstreamStatusClass, seconds: number): void;
   configReload(result: ReloadResult): void;
@@ -69,6 +71,12 @@ export function createGatewayMetrics(): GatewayMetrics {
     name: `${METRIC_PREFIX}requests_total`,
     help: 'Requests on MCP paths by route, HTTP method and outcome.',
     labelNames: ['route', 'method', 'outcome'] as const,
+    registers,
+  });
+  const decisions = new Counter({
+    name: `${METRIC_PREFIX}decisions_total`,
+    help: 'Verdicts of the decision listener by route, asking proxy (nginx, traefik, envoy) and outcome.',
+    labelNames: ['route', 'dialect', 'outcome'] as const,
     registers,
   });
   const authDecisions = new Histogram({
@@ -135,6 +143,7 @@ export function createGatewayMetrics(): GatewayMetrics {
   return {
     registry,
     request: (route, method, outcome) => requests.labels({ route, method: methodLabel(method), outcome }).inc(),
+    decision: (route, dialect, status) => decisions.labels({ route, dialect, outcome: requestOutcome(status) }).inc(),
     authDecision: (route, kind, result, seconds) => authDecisions.labels({ route, kind, result }).observe(seconds),
     upstream: (route, statusClass, seconds) => upstreamRequests.labels({ route, status_class: statusClass }).observe(seconds),
     configReload: (result) => reloads.labels({ result }).inc(),

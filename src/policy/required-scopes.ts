@@ -57,3 +57,8 @@ export function hasUnparsableResourceUri(policy: PolicySettings, message: JsonRp
     normalizeResourceUri(message.resourceUri) === undefined
   );
 }
+
+/** The route's policy asks more than its own scopes of some operation: deciding needs the JSON-RPC message. */
+export function dependsOnMessage(policy: PolicySettings): boolean {
+  return policy.methods.size + policy.tools.size + policy.resources.size + policy.prompts.size > 0;
+}

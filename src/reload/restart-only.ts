@@ -11,6 +11,7 @@ export function restartOnlyChanges(started: CompiledConfig, next: CompiledConfig
     ['admin.enabled', started.admin.enabled !== next.admin.enabled],
     ['admin.host', started.admin.host !== next.admin.host],
     ['admin.port', started.admin.port !== next.admin.port],
+    ['decision', JSON.stringify(started.decision) !== JSON.stringify(next.decision)],
     ['cache.redis_url', started.cache.redisUrl?.reveal() !== next.cache.redisUrl?.reveal()],
     // Sentinel / cluster settings hold Secrets: compare what they reveal, never print it.
     ['cache.redis_sentinel', redisIdentity(started, 'sentinel') !== redisIdentity(next, 'sentinel')],

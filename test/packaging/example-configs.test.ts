@@ -57,3 +57,25 @@ describe('config/kubernetes.yaml', () => {
     for (const name of Object.keys(KUBERNETES_ENV)) expect(messages).toContain(name);
   });
 });
+
+describe('config/nginx and config/envoy: the decision listener examples', () => {
+  const env = { CALC_UPSTREAM_TOKEN: 'calc-upstream-token' };
+
+  it.each(['nginx/gateway.yaml', 'envoy/gateway.yaml'])('%s loads with the decision listener on 127.0.0.1:8181', (name) => {
+    const config = load(name, env);
+    expect(config.decision).toMatchObject({ host: '127.0.0.1', port: 8181 });
+    expect(config.routes.map((route) => route.path)).toEqual(['/calc/mcp']);
+  });
+
+  it('envoy.yaml agrees with its gateway config: path_prefix, body size, decision port, headers that carry the verdict', async () => {
+    const { parse } = await import('yaml');
+    const gateway = load('envoy/gateway.yaml', env);
+    const envoy = JSON.stringify(parse(readFileSync(configFile('envoy/envoy.yaml'), 'utf8')));
+    expect(envoy).toContain(`"path_prefix":"${gateway.decision?.pathPrefix ?? ''}"`);
+    expect(envoy).toContain(`"max_request_bytes":${gateway.limits.maxBodyBytes}`);
+    expect(envoy).toContain('"failure_mode_allow":false');
+    expect(envoy).toContain('"allow_partial_message":false');
+    expect(envoy).toContain('"port_value":8181');
+    for (const header of ['authorization', 'www-authenticate', 'retry-after']) expect(envoy).toContain(`{"exact":"${header}"}`);
+  });
+});

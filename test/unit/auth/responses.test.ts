@@ -13,6 +13,7 @@ const CODES: Readonly<Record<GatewayErrorCode, true>> = {
   host_forbidden: true,
   invalid_jsonrpc: true,
   invalid_params: true,
+  body_required: true,
   payload_too_large: true,
   not_found: true,
   upstream_unreachable: true,

@@ -1,0 +1,30 @@
+import type { ErrorResponse } from '../auth/responses.js';
+import type { DecisionState } from '../decision/state.js';
+import type { Dialect } from './original-request.js';
+
+/** Client headers never to reach the upstream; Envoy removes those the verdict names (its HTTP ext_authz contract). */
+const CLIENT_CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'] as const;
+
+/**
+ * An allowed request's answer headers: what the proxy must set upstream (the route's upstream credential, the
+ * identity assertion), never the client's token. For Envoy, also `x-envoy-auth-headers-to-remove` naming the
+ * client credential headers the verdict does not replace, so the client's token is dropped even on a route whose
+ * upstream needs no credential.
+ */
+export function allowHeaders(state: DecisionState, dialect: Dialect): Record<string, string> {
+  const headers: Record<string, string> = { ...state.upstreamHeaders };
+  if (dialect === 'envoy') {
+    const removed = CLIENT_CREDENTIAL_HEADERS.filter((name) => !(name in headers));
+    if (removed.length > 0) headers['x-envoy-auth-headers-to-remove'] = removed.join(', ');
+  }
+  return headers;
+}
+
+/** nginx answers a refused subrequest itself and never sees its body: the body travels in this header instead. */
+export const NGINX_BODY_HEADER = 'x-mcp-decision-body';
+
+/** A refusal as this proxy needs it: the proxy-mode answer, plus for nginx its body in a header. */
+export function refusalForProxy(response: ErrorResponse, dialect: Dialect): ErrorResponse {
+  if (dialect !== 'nginx') return response;
+  return { ...response, headers: { ...response.headers, [NGINX_BODY_HEADER]: response.body } };
+}
