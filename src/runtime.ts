@@ -3,7 +3,7 @@ import type { CacheStore } from './cache/store.js';
 import type { CompiledConfig, CompiledRoute } from './config/types.js';
 import { createIdentityAsserter, type IdentityAsserter } from './identity/assertion.js';
 import type { SigningKey, SigningKeySource } from './identity/signing-key.js';
-import { createUpstreamCredentialProvider, type UpstreamCredentialProvider } from './proxy/upstream-credentials.js';
+import { createUpstreamCredentialProvider, type UpstreamCredentialProvider } from './credentials/upstream-credentials.js';
 import { createRateLimiter, type RateLimiter } from './ratelimit/limiter.js';
 import { createSessionBindings, type SessionBindings } from './session/bindings.js';
 
