@@ -3,10 +3,14 @@ import type { Secret } from './secret.js';
 /** Durations in the compiled config are always milliseconds. */
 export type Milliseconds = number;
 
-/** How the gateway authenticates at a token endpoint. `privateKey` is a JWK or PEM text (private_key_jwt). */
+/**
+ * How the gateway authenticates at a token endpoint. `privateKey` is a JWK or PEM text (private_key_jwt); `none`
+ * is a public client (RFC 6749 §2.1, authorization code with PKCE), which sends only its client_id.
+ */
 export type TokenEndpointClientAuth =
   | { readonly method: 'client_secret_basic' | 'client_secret_post'; readonly clientSecret: Secret }
-  | { readonly method: 'private_key_jwt'; readonly privateKey: Secret };
+  | { readonly method: 'private_key_jwt'; readonly privateKey: Secret }
+  | { readonly method: 'none' };
 
 /** An OAuth token endpoint the gateway obtains upstream tokens from (client_credentials, token exchange). */
 export interface TokenEndpointSettings {
