@@ -11,6 +11,7 @@ import type { CompiledConfig, CompiledRoute } from './config/types.js';
 import { GatewayError, isGatewayError } from './errors.js';
 import { registerJwksRoute } from './identity/plugin.js';
 import { createSigningKeySource } from './identity/signing-key.js';
+import { registerConsentRoutes } from './consent/plugin.js';
 import { registerMetadataRoutes } from './metadata/plugin.js';
 import { readiness } from './observability/health.js';
 import { createGatewayMetrics, type GatewayMetrics } from './observability/metrics.js';
@@ -111,6 +112,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     store: deps.cache,
     keySecret: deps.keySecret ?? resolveCacheKeySecret(config.cache),
     signingKeys: createSigningKeySource(),
+    logger: deps.logger,
   };
   const metrics = deps.metrics ?? createGatewayMetrics();
   const verifierFor: VerifierFactory = timedVerifiers(deps.verifierFor, metrics);
@@ -174,6 +176,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
   registerHealthRoutes(app, readinessNow);
   registerMetadataRoutes(app, () => current().config);
   registerJwksRoute(app, () => current().signingKey?.publicJwk);
+  registerConsentRoutes(app, { consentOf: (request) => runtimeOf(request).consent, publicUrl: config.publicUrl });
   registerProxyRoutes(app, {
     current: runtimeOf,
     dispatcherOf: (request, route) => {

@@ -40,5 +40,5 @@ export async function authorize(facts: RequestFacts, state: DecisionState, body:
   if (!entry || !auth) throw new Error('authorize ran before admit accepted the caller');
   readMessage(entry, facts, state, body);
   checkOperationScopes(entry, state);
-  await resolveUpstreamHeaders(entry, auth, state);
+  await resolveUpstreamHeaders(entry, auth, facts, state, body);
 }
