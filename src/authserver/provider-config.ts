@@ -155,6 +155,8 @@ export function buildProviderConfiguration(settings: ProviderSettings): Configur
       userinfo: { enabled: false },
       registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
       introspection: { enabled: true, allowedPolicy: (_ctx, client) => client.clientAuthMethod !== 'none' },
+      // RFC 7009: the gateway revokes a user's grant here when the user or an operator disconnects it.
+      revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource,

@@ -223,13 +223,12 @@ export function createUserGrants(route: string, settings: UserOAuthSettings, dep
       const found = await grants.get(principal, route);
       if (found.kind !== 'found') return found.kind;
       const { refreshToken, accessToken } = found.value;
-      // Revoking the refresh token ends the whole grant at most servers (RFC 7009 §2.1); the access token too.
-      const revoked = await Promise.all([
-        refreshToken === undefined ? Promise.resolve(true) : deps.vendor.revoke(refreshToken, 'refresh_token'),
-        deps.vendor.revoke(accessToken, 'access_token'),
-      ]);
+      // Revoking the refresh token ends the grant with its access tokens (RFC 7009 §2.1); without one, the access
+      // token is all there is (servers issuing JWT access tokens may not revoke those).
+      const revoked =
+        refreshToken === undefined ? await deps.vendor.revoke(accessToken, 'access_token') : await deps.vendor.revoke(refreshToken, 'refresh_token');
       await grants.remove(principal, route);
-      const reason = revoked.every(Boolean) ? 'revoked_at_authorization_server' : 'not_revoked_at_authorization_server';
+      const reason = revoked ? 'revoked_at_authorization_server' : 'not_revoked_at_authorization_server';
       audit({ action: 'revoke', route, principal: grants.digest(principal), outcome: 'ok', by, reason });
       return 'revoked';
     },
