@@ -35,6 +35,10 @@ export interface ServerDeps {
   readonly keySecret?: Buffer;
   /** Default: a new registry (its introspection counters then see nothing: pass the same one to the verifiers). */
   readonly metrics?: GatewayMetrics;
+  /** Outgoing requests of upstream credentials and consent (injected in tests). */
+  readonly fetch?: typeof fetch;
+  /** Clock of upstream credentials and consent, ms since the epoch (injected in tests). */
+  readonly now?: () => number;
 }
 
 export interface Gateway {
@@ -113,6 +117,8 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     keySecret: deps.keySecret ?? resolveCacheKeySecret(config.cache),
     signingKeys: createSigningKeySource(),
     logger: deps.logger,
+    ...(deps.fetch && { fetch: deps.fetch }),
+    ...(deps.now && { now: deps.now }),
   };
   const metrics = deps.metrics ?? createGatewayMetrics();
   const verifierFor: VerifierFactory = timedVerifiers(deps.verifierFor, metrics);
