@@ -6,6 +6,7 @@ export interface ConsentResult {
   readonly status: number;
   /** Its `<h1>`: "Connected", "Not connected", "Wrong account", ... */
   readonly heading: string;
+  readonly html: string;
   /** Every URL visited, in order (query strings removed: they carry codes and links). */
   readonly visited: readonly string[];
 }
@@ -34,6 +35,16 @@ function consentForm(html: string): { action: string; csrf: string } | undefined
 
 const withoutQuery = (url: URL) => `${url.origin}${url.pathname}`;
 
+type WalkOptions = Omit<HeadlessConsentOptions, 'fetch'> & { readonly stopBefore?: (next: URL) => boolean };
+
+function formPost(action: URL, fields: Readonly<Record<string, string>>): RequestInit {
+  return {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: action.origin },
+    body: new URLSearchParams(fields).toString(),
+  };
+}
+
 /** Where a walk stopped: a final page, or (with `stopBefore`) the next request it did not make. */
 export type ConsentWalk = ({ readonly kind: 'page' } & ConsentResult) | { readonly kind: 'stopped'; readonly next: URL };
 
@@ -59,13 +70,15 @@ export class ConsentBrowser {
     return jar;
   }
 
+  /** Submits a form of a page (origin: the page's), then walks on from the answer. */
+  submit(action: URL, fields: Readonly<Record<string, string>>, options: WalkOptions): Promise<ConsentWalk> {
+    return this.walk(action, options, formPost(action, fields));
+  }
+
   /** Walks from `url` until a page other than the consent form, or until `stopBefore` says no. */
-  async walk(
-    url: URL,
-    options: Omit<HeadlessConsentOptions, 'fetch'> & { readonly stopBefore?: (next: URL) => boolean },
-  ): Promise<ConsentWalk> {
+  async walk(url: URL, options: WalkOptions, init: RequestInit = {}): Promise<ConsentWalk> {
     const visited: string[] = [];
-    let request: { url: URL; init: RequestInit } = { url, init: {} };
+    let request: { url: URL; init: RequestInit } = { url, init };
     for (let hop = 0; hop < MAX_HOPS; hop += 1) {
       if (hop > 0 && options.stopBefore?.(request.url)) return { kind: 'stopped', next: request.url };
       const jar = this.#jar(request.url);
@@ -82,16 +95,9 @@ export class ConsentBrowser {
       }
       const html = await response.text();
       const form = response.status === 200 ? consentForm(html) : undefined;
-      if (!form) return { kind: 'page', status: response.status, heading: decodeHtml(/<h1>([^<]*)<\/h1>/.exec(html)?.[1] ?? ''), visited };
+      if (!form) return { kind: 'page', status: response.status, heading: decodeHtml(/<h1>([^<]*)<\/h1>/.exec(html)?.[1] ?? ''), html, visited };
       const action = new URL(form.action, request.url);
-      request = {
-        url: action,
-        init: {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: action.origin },
-          body: new URLSearchParams({ csrf: form.csrf, decision: options.decision }).toString(),
-        },
-      };
+      request = { url: action, init: formPost(action, { csrf: form.csrf, decision: options.decision }) };
     }
     throw new Error(`the consent link did not end after ${MAX_HOPS} steps`);
   }
