@@ -20,6 +20,7 @@ import { compileOrThrow } from '../helpers/gateway.js';
 import { freePort } from '../helpers/net.js';
 import { spawnRedis, startRedis, uniquePrefix, type RedisHandle } from '../helpers/redis.js';
 import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../helpers/redis-timeouts.js';
+import { jsonRpcEcho, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 /**
  * user_oauth end to end: the gateway, its own development authorization server, a second one as the notes
@@ -41,6 +42,7 @@ let yaml: string;
 let gatewayAs: DevAuthServer;
 let vendorAs: DevAuthServer;
 let notes: NotesServer;
+let echo: TestUpstream;
 let gateway: Gateway;
 let gatewayUrl: string;
 let notesRoute: URL;
@@ -85,7 +87,7 @@ const sessions: OAuthSession[] = [];
 const gatewayTokens = new Set<string>();
 const links = new Set<string>();
 
-function configYaml(ports: { gateway: number; as: number; vendor: number; notes: number }): string {
+function configYaml(ports: { gateway: number; as: number; vendor: number; notes: number }, echoUrl: string): string {
   return `
 listen: { host: 127.0.0.1, port: ${ports.gateway} }
 public_url: http://127.0.0.1:${ports.gateway}
@@ -108,6 +110,22 @@ routes:
     authorization_servers: [http://127.0.0.1:${ports.as}]
     tokens: { jwt: { issuer: http://127.0.0.1:${ports.as}, algorithms: [ES256] } }
     policy: { scopes: [mcp:tools] }
+  # The same vendor account, its token sent in a custom header to an upstream that records what it gets.
+  - name: echo
+    path: /echo/mcp
+    upstream:
+      url: ${echoUrl}
+      auth:
+        type: user_oauth
+        issuer: http://127.0.0.1:${ports.vendor}
+        client_id: gateway-at-notes
+        client_secret: "\${env:NOTES_SECRET}"
+        scope: [notes:read]
+        resource: ${echoUrl}
+        header: X-Notes-Token
+    authorization_servers: [http://127.0.0.1:${ports.as}]
+    tokens: { jwt: { issuer: http://127.0.0.1:${ports.as}, algorithms: [ES256] } }
+    policy: { scopes: [mcp:tools] }
 `;
 }
 
@@ -118,7 +136,9 @@ beforeAll(async () => {
   raw = new Redis(redis.url);
   keyPrefix = uniquePrefix('user-oauth');
   const ports = { gateway: await freePort(), as: await freePort(), vendor: await freePort(), notes: await freePort() };
-  yaml = configYaml(ports);
+  echo = await startTestUpstream();
+  echo.respondWith(jsonRpcEcho);
+  yaml = configYaml(ports, echo.url);
   const config = compileOrThrow(yaml, ENV);
   gatewayAs = await startDevAuthServer({ ...devAuthServerOptionsFromConfig(config, { autoApprove: true }), signInAs: () => user });
   const vendorIssuer = `http://127.0.0.1:${ports.vendor}`;
@@ -138,7 +158,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.allSettled(sessions.map((session) => session.close()));
   await gateway.close();
-  await Promise.all([notes.close(), gatewayAs.close(), vendorAs.close()]);
+  await Promise.all([notes.close(), echo.close(), gatewayAs.close(), vendorAs.close()]);
   raw.disconnect();
   await redis.stop();
 });
@@ -323,6 +343,30 @@ describe('user_oauth: URL elicitation, consent, first call (SDK client with URL 
     expect(consent).toMatchObject({ status: 400, heading: 'Not connected' });
     expect(await grantOf('grace')).toBeUndefined();
     expect(auditLines().at(-1)).toMatchObject({ action: 'grant', outcome: 'failed', reason });
+  });
+});
+
+describe('user_oauth: what the upstream receives', () => {
+  it('upstream.auth.header: the user\'s vendor token in that header, bare; never the caller\'s token or an Authorization header', async () => {
+    const route = new URL(`${gatewayUrl}/echo/mcp`);
+    const provider = clientOf('alice');
+    const error: unknown = await connectWithOAuth(route, provider, { capabilities: URL_ELICITATION }).catch((failure: unknown) => failure);
+    expect(error).toBeInstanceOf(UrlElicitationRequiredError);
+    const [elicitation] = (error as UrlElicitationRequiredError).elicitations;
+    user = 'alice';
+    expect(await completeConsentHeadlessly(new URL(elicitation?.mode === 'url' ? elicitation.url : ''), { decision: 'allow' })).toMatchObject({ heading: 'Connected' });
+    const caller = provider.tokens()?.access_token ?? '';
+    echo.requests.length = 0;
+    const response = await fetch(route, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${caller}`, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(200);
+    const [received] = echo.requests;
+    expect(vendor.tokens.has(String(received?.headers['x-notes-token']))).toBe(true);
+    expect(received?.headers.authorization).toBeUndefined();
+    expect(JSON.stringify(received)).not.toContain(caller);
   });
 });
 
@@ -564,7 +608,8 @@ describe('user_oauth: operators and what is stored', () => {
     expect(keys.length).toBeGreaterThan(5);
     const values = await Promise.all(keys.map((key) => raw.get(key)));
     const dump = [...keys, ...values].join('\n');
-    const secrets = [...vendor.tokens, ...gatewayTokens, ...links, 'alice', 'bob', 'notes', 'gateway-at-notes', 'Bearer', '{'];
+    // Readable means JSON, a token, a link or a name (names of 5+ letters: shorter ones occur in base64 by chance).
+    const secrets = [...vendor.tokens, ...gatewayTokens, ...links, 'alice', 'carol', 'oscar', 'notes', 'gateway-at-notes', 'Bearer', '{', '"'];
     for (const secret of secrets) expect(dump.replaceAll(keyPrefix, '')).not.toContain(secret);
     const logText = logs.text();
     for (const secret of [...vendor.tokens, ...gatewayTokens, ...links, CONSENT_SECRET, NOTES_SECRET]) expect(logText).not.toContain(secret);
