@@ -164,7 +164,7 @@ function runDemoClientCli(args: readonly string[]): Promise<CliRun> {
 }
 
 describe('npm run demo:client', () => {
-  it('runs the whole flow headlessly, prints every step and both results, and never a token', async () => {
+  it('runs the whole flow headlessly, prints every step and both results, then the user_oauth elicitation, consent and first notes call; never a token', async () => {
     const run = await runDemoClientCli(['--url', calc.href]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
@@ -180,6 +180,13 @@ describe('npm run demo:client', () => {
       'add(2, 3) = 5',
       '403 insufficient_scope from the gateway: this operation needs scope "mcp:tools calc:write"',
       'multiply(6, 7) = 42',
+      `user_oauth: the notes server behind the gateway → ${stack.gatewayUrl}/notes/mcp`,
+      'URL elicitation (MCP error -32042): "Connect Notes (demo, your own account)',
+      `open ${stack.gatewayUrl}/consent/connect?link=… (single use`,
+      `browser: ${stack.gatewayUrl}/consent/callback → HTTP 200`,
+      '"Connected"',
+      'add_note = added note 1',
+      'list_notes:\n1. hello from the demo client',
     ]) {
       expect(run.stdout).toContain(line);
     }

@@ -76,7 +76,7 @@ const vendorFetch: typeof fetch = async (input, init) => {
   if (url.pathname === '/token/revocation') vendor.revocations += 1;
   const response = await fetch(input, init);
   if (url.pathname !== '/token') return response;
-  vendor.grants.push(new URLSearchParams(String(init?.body)).get('grant_type') ?? '');
+  vendor.grants.push(new URLSearchParams(typeof init?.body === 'string' || init?.body instanceof URLSearchParams ? init.body : undefined).get('grant_type') ?? '');
   const answer = (await response.json()) as Record<string, unknown>;
   for (const name of ['access_token', 'refresh_token']) if (typeof answer[name] === 'string') vendor.tokens.add(answer[name]);
   const rewritten = vendor.rewrite ? vendor.rewrite(answer) : answer;
@@ -654,7 +654,7 @@ describe('user_oauth: store faults and expiry (in-process clock)', () => {
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
           payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }),
         });
-        const url = new URL((answer.json() as { error: { data: { elicitations: { url: string }[] } } }).error.data.elicitations[0]?.url ?? '');
+        const url = new URL(answer.json<{ error: { data: { elicitations: { url: string }[] } } }>().error.data.elicitations[0]?.url ?? '');
         return `${url.pathname}${url.search}`;
       };
       const fresh = await isolated.app.inject({ method: 'GET', url: await linkOf() });
