@@ -123,8 +123,8 @@ export function createUserGrants(route: string, settings: UserOAuthSettings, dep
   /** Another replica holds the refresh lock: its result shows up in the store (or the grant disappears). */
   async function awaitRefreshElsewhere(principal: Principal, grant: UserGrant): Promise<RefreshOutcome> {
     if (!expired(grant, now())) return { kind: 'refreshed', grant };
-    const deadline = now() + settings.timeout;
-    while (now() < deadline) {
+    // Bounded by count, not by the (injectable) clock: the other refresh cannot take longer than its timeout.
+    for (let waited = 0; waited < settings.timeout; waited += REFRESH_WAIT_POLL_MS) {
       await new Promise((resolve) => setTimeout(resolve, REFRESH_WAIT_POLL_MS));
       const found = await grants.get(principal, route);
       if (found.kind === 'absent') return { kind: 'dropped' };
