@@ -140,6 +140,12 @@ export function createUserGrants(route: string, settings: UserOAuthSettings, dep
       return awaitRefreshElsewhere(principal, grant);
     }
     try {
+      // Another replica may have refreshed between our read and our lock: its rotated refresh token is the only one
+      // still valid (reusing the old one would make the server revoke the grant).
+      const latest = await grants.get(principal, route);
+      if (latest.kind === 'absent') return { kind: 'dropped' };
+      if (latest.kind === 'unavailable') return { kind: 'unavailable', reason: 'grant_store_unavailable' };
+      if (latest.value.accessToken !== grant.accessToken) return { kind: 'refreshed', grant: latest.value };
       const result = await deps.vendor.refresh(refreshToken);
       if (result.ok) {
         const next = grantOf(principal, grant.clientId, result.token, grant);

@@ -468,6 +468,78 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
     }
   });
 
+  it('an expired grant on two replicas at once: one refresh; the other waits for its result and never reuses the rotated refresh token', async () => {
+    const { session } = await connected('ivy');
+    const token = [...gatewayTokens].at(-1) ?? '';
+    const sessionId = session.transport.sessionId ?? '';
+    const replicas = await Promise.all(
+      [0, 1].map(async () => assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: await connectedStore() })),
+    );
+    try {
+      await Promise.all(replicas.map((replica) => replica.warm()));
+      clockOffset = DEV_TOKEN_TTL_MS + 1_000;
+      vendor.grants.length = 0;
+      const call = (replica: Gateway) =>
+        replica.app.inject({
+          method: 'POST',
+          url: '/notes/mcp',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+          payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_notes', arguments: {} } }),
+        });
+      const answers = await Promise.all([...replicas, ...replicas].map(call));
+      expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 200]);
+      expect(vendor.grants).toEqual(['refresh_token']);
+      expect(await grantOf('ivy')).toBeDefined();
+    } finally {
+      await Promise.all(replicas.map((replica) => replica.close()));
+    }
+  });
+
+  it('a replica that takes the refresh lock after another one refreshed uses that result: the rotated refresh token is never reused', async () => {
+    const { session } = await connected('iris');
+    const token = [...gatewayTokens].at(-1) ?? '';
+    const sessionId = session.transport.sessionId ?? '';
+    // Replica B's store holds its refresh lock request until A has refreshed.
+    const inner = await connectedStore();
+    let reached: () => void = () => undefined;
+    const atLock = new Promise<void>((resolve) => (reached = resolve));
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const held: RedisStore = {
+      ...inner,
+      setIfAbsent: async (key, value, ttlMs) => {
+        reached();
+        await gate;
+        return inner.setIfAbsent(key, value, ttlMs);
+      },
+    };
+    const [a, b] = [
+      assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: await connectedStore() }),
+      assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: held }),
+    ];
+    try {
+      await Promise.all([a.warm(), b.warm()]);
+      clockOffset = DEV_TOKEN_TTL_MS + 1_000;
+      vendor.grants.length = 0;
+      const call = (replica: Gateway) =>
+        replica.app.inject({
+          method: 'POST',
+          url: '/notes/mcp',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+          payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_notes', arguments: {} } }),
+        });
+      const late = call(b);
+      await atLock;
+      expect((await call(a)).statusCode).toBe(200);
+      release();
+      expect((await late).statusCode).toBe(200);
+      expect(vendor.grants).toEqual(['refresh_token']);
+      expect(await grantOf('iris')).toBeDefined();
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
   it('vendor authorization server down with an expired grant → 502 JSON-RPC error, never a 401; one attempt per backoff; the grant is kept and refreshes once it is back', async () => {
     const { session } = await connected('judy');
     const token = [...gatewayTokens].at(-1) ?? '';
