@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -171,3 +173,42 @@ export async function startMcpHttpServer(options: McpHttpServerOptions): Promise
   return { url: `http://${urlHost}:${port}${MCP_PATH}`, close: () => (closing ??= close()) };
 }
 
+
+/**
+ * `tsx <server>.ts [--host H] [--port P] [--name value...]` when `moduleUrl` is the script node runs: starts the
+ * server with the parsed options, prints its URL, stops on SIGINT/SIGTERM; a failure is printed and exits 1.
+ */
+export function runWhenMain(
+  moduleUrl: string,
+  name: string,
+  defaultPort: number,
+  start: (options: { host: string; port: number; values: Readonly<Record<string, string | undefined>> }) => Promise<McpHttpServer>,
+  extraOptions: readonly string[] = [],
+): void {
+  if (process.argv[1] === undefined || moduleUrl !== pathToFileURL(process.argv[1]).href) return;
+  const run = async () => {
+    const { values } = parseArgs({
+      options: {
+        host: { type: 'string', default: '127.0.0.1' },
+        port: { type: 'string', default: String(defaultPort) },
+        ...Object.fromEntries(extraOptions.map((option) => [option, { type: 'string' as const }])),
+      },
+    });
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new TypeError('--port must be an integer from 0 to 65535');
+    const server = await start({ host: String(values.host), port, values });
+    console.log(`${name} MCP server listening at ${server.url}`);
+    const stop = (): void => {
+      server.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  };
+  run().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

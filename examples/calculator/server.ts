@@ -1,8 +1,6 @@
-import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { startMcpHttpServer, type McpHttpServer, type McpHttpServerOptions } from '../mcp-http-server.js';
+import { runWhenMain, startMcpHttpServer, type McpHttpServer, type McpHttpServerOptions } from '../mcp-http-server.js';
 
 export type CalculatorOptions = Pick<McpHttpServerOptions, 'host' | 'port'>;
 
@@ -41,27 +39,4 @@ export function startCalculator(options: CalculatorOptions = {}): Promise<Calcul
   return startMcpHttpServer({ ...options, createServer: createCalculatorServer });
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { host: { type: 'string', default: '127.0.0.1' }, port: { type: 'string', default: '3001' } },
-  });
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new TypeError('--port must be an integer from 0 to 65535');
-  const calculator = await startCalculator({ host: values.host, port });
-  console.log(`calculator MCP server listening at ${calculator.url}`);
-  const stop = (): void => {
-    calculator.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-}
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
-}
+runWhenMain(import.meta.url, 'calculator', 3001, ({ host, port }) => startCalculator({ host, port }));

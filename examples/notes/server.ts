@@ -1,11 +1,9 @@
 import type { IncomingMessage } from 'node:http';
-import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { z } from 'zod';
-import { startMcpHttpServer, type McpHttpServer, type McpHttpServerOptions } from '../mcp-http-server.js';
+import { runWhenMain, startMcpHttpServer, type McpHttpServer, type McpHttpServerOptions } from '../mcp-http-server.js';
 
 export interface NotesOptions extends Pick<McpHttpServerOptions, 'host' | 'port'> {
   /** Its own authorization server (the "vendor" in the user_oauth demo): access tokens must come from it. */
@@ -89,33 +87,14 @@ export async function startNotes(options: NotesOptions): Promise<NotesServer> {
   return { ...server, refuseTokensOf: (subject) => void refused.add(subject) };
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      host: { type: 'string', default: '127.0.0.1' },
-      port: { type: 'string', default: '3002' },
-      issuer: { type: 'string' },
-      resource: { type: 'string' },
-    },
-  });
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new TypeError('--port must be an integer from 0 to 65535');
-  if (values.issuer === undefined || values.resource === undefined) throw new TypeError('--issuer URL and --resource URL are required');
-  const notes = await startNotes({ host: values.host, port, issuer: values.issuer, jwksUri: `${values.issuer}/jwks`, resource: values.resource });
-  console.log(`notes MCP server listening at ${notes.url}`);
-  const stop = (): void => {
-    notes.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-}
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
-}
+runWhenMain(
+  import.meta.url,
+  'notes',
+  3002,
+  ({ host, port, values: { issuer, resource } }) => {
+    if (issuer === undefined || resource === undefined) throw new TypeError('--issuer URL and --resource URL are required');
+    // A development authorization server's key set (mcp-auth-gateway dev-auth-server) is at <issuer>/jwks.
+    return startNotes({ host, port, issuer, jwksUri: `${issuer}/jwks`, resource });
+  },
+  ['issuer', 'resource'],
+);

@@ -93,6 +93,14 @@ function privateKey(description: string, only?: 'ES256') {
   );
 }
 
+/** The upstream's RFC 8707 resource indicator: any absolute http(s) URI (upstreams may be pod-local). */
+const resourceIndicator = z
+  .string()
+  .superRefine(rule((value: string) => urlProblem(value, { blockInternalHosts: false, requireNormalForm: false })))
+  .meta({ format: 'uri' })
+  .optional()
+  .describe('RFC 8707 resource indicator of the upstream (sent as `resource`).');
+
 /**
  * How the gateway authenticates itself at the upstream's token endpoint: `client_secret` (basic or post) or
  * `private_key` (RFC 7523 private_key_jwt), exactly one.
@@ -107,12 +115,7 @@ const tokenEndpointClient = {
     .default('client_secret_basic')
     .describe('How client_secret is sent. Default: client_secret_basic. Ignored with private_key.'),
   scope: scopeList('Scopes requested for the upstream token.'),
-  resource: z
-    .string()
-    .superRefine(rule((value: string) => urlProblem(value, { blockInternalHosts: false, requireNormalForm: false })))
-    .meta({ format: 'uri' })
-    .optional()
-    .describe('RFC 8707 resource indicator of the upstream (sent as `resource`).'),
+  resource: resourceIndicator,
   audience: z.string().min(1).optional().describe('Audience requested (sent as `audience`, RFC 8693 / vendor).'),
   timeout: duration('5s', 'Timeout of one token request.', { min: MIN_TIMEOUT_MS }),
 };
@@ -155,12 +158,7 @@ const userOAuthAuth = z
     issuer: strictUrl("Issuer of the upstream's own authorization server; its metadata is discovered (RFC 8414, then OpenID Connect)."),
     ...authorizationCodeClient,
     scope: scopeList('Scopes requested from each user.'),
-    resource: z
-      .string()
-      .superRefine(rule((value: string) => urlProblem(value, { blockInternalHosts: false, requireNormalForm: false })))
-      .meta({ format: 'uri' })
-      .optional()
-      .describe('RFC 8707 resource indicator of the upstream (sent as `resource`).'),
+    resource: resourceIndicator,
     header: z
       .string()
       .superRefine(rule(headerNameProblem))

@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +17,7 @@ import type { Gateway } from '../../src/server.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 import { compileOrThrow } from '../helpers/gateway.js';
 import { freePort } from '../helpers/net.js';
+import { runScript } from '../helpers/run-script.js';
 import { spawnRedis, startRedis, uniquePrefix, type RedisHandle } from '../helpers/redis.js';
 import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../helpers/redis-timeouts.js';
 import { jsonRpcEcho, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
@@ -436,6 +436,16 @@ describe('user_oauth: the wire forms of the elicitation', () => {
   });
 });
 
+/** A tools/call of list_notes through one gateway replica, in the caller's MCP session. */
+function listNotesThrough(replica: Gateway, token: string, sessionId: string) {
+  return replica.app.inject({
+    method: 'POST',
+    url: '/notes/mcp',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+    payload: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'list_notes', arguments: {} } }),
+  });
+}
+
 describe('user_oauth: refresh, vendor faults, revocation', () => {
   it('refresh before expiry: one refresh however many concurrent calls, across two gateway replicas; the refresh token rotates', async () => {
     const { session } = await connected('ivan');
@@ -447,13 +457,7 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
       vendor.grants.length = 0;
       const sessionId = session.transport.sessionId ?? '';
       const token = [...gatewayTokens].at(-1) ?? '';
-      const viaReplica = () =>
-        replica.app.inject({
-          method: 'POST',
-          url: '/notes/mcp',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
-          payload: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'list_notes', arguments: {} } }),
-        });
+      const viaReplica = () => listNotesThrough(replica, token, sessionId);
       const results = await Promise.all([callText(session, 'list_notes'), callText(session, 'list_notes'), viaReplica(), viaReplica(), callText(session, 'list_notes')]);
       expect(results.filter((result) => result === '(no notes)')).toHaveLength(3);
       expect(results.filter((result) => typeof result !== 'string').map((result) => (result as { statusCode: number }).statusCode)).toEqual([200, 200]);
@@ -479,13 +483,7 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
       await Promise.all(replicas.map((replica) => replica.warm()));
       clockOffset = DEV_TOKEN_TTL_MS + 1_000;
       vendor.grants.length = 0;
-      const call = (replica: Gateway) =>
-        replica.app.inject({
-          method: 'POST',
-          url: '/notes/mcp',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
-          payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_notes', arguments: {} } }),
-        });
+      const call = (replica: Gateway) => listNotesThrough(replica, token, sessionId);
       const answers = await Promise.all([...replicas, ...replicas].map(call));
       expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 200]);
       expect(vendor.grants).toEqual(['refresh_token']);
@@ -521,13 +519,7 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
       await Promise.all([a.warm(), b.warm()]);
       clockOffset = DEV_TOKEN_TTL_MS + 1_000;
       vendor.grants.length = 0;
-      const call = (replica: Gateway) =>
-        replica.app.inject({
-          method: 'POST',
-          url: '/notes/mcp',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
-          payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_notes', arguments: {} } }),
-        });
+      const call = (replica: Gateway) => listNotesThrough(replica, token, sessionId);
       const late = call(b);
       await atLock;
       expect((await call(a)).statusCode).toBe(200);
@@ -630,20 +622,7 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
   });
 });
 
-function cli(args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-      cwd: new URL('../..', import.meta.url),
-      env: { ...process.env, ...env, NODE_NO_WARNINGS: '1' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: readonly string[], env: Record<string, string>) => runScript('src/main.ts', args, env);
 
 describe('user_oauth: operators and what is stored', () => {
   it('grants list|revoke --config F [--route R] [--subject S]: lists without tokens, revokes with an operator audit line', { timeout: 60_000 }, async () => {
