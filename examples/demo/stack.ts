@@ -70,6 +70,15 @@ export async function demoConfig(ports: DemoPorts, env: NodeJS.ProcessEnv): Prom
 
 const secretFromEnv = (name: string) => process.env[name] ?? randomBytes(24).toString('base64url');
 
+/** The secrets config/demo.yaml references: from the environment when set, else made up for this run. */
+export function demoSecrets(): NodeJS.ProcessEnv {
+  return {
+    DEMO_INTROSPECTION_SECRET: secretFromEnv('DEMO_INTROSPECTION_SECRET'),
+    DEMO_CONSENT_SECRET: secretFromEnv('DEMO_CONSENT_SECRET'),
+    DEMO_NOTES_CLIENT_SECRET: secretFromEnv('DEMO_NOTES_CLIENT_SECRET'),
+  };
+}
+
 /** The notes server's resource and its authorization server, as config/demo.yaml names them for the notes route. */
 function notesUpstream(config: CompiledConfig): { readonly issuer: string; readonly resource: string } {
   const auth = config.routes.find((route) => route.name === 'notes')?.upstream.auth;
@@ -84,12 +93,7 @@ function notesUpstream(config: CompiledConfig): { readonly issuer: string; reado
  */
 export async function startDemoStack(options: { ports?: DemoPorts; logger: Logger }): Promise<DemoStack> {
   const ports = options.ports ?? DEMO_PORTS;
-  const env = {
-    DEMO_INTROSPECTION_SECRET: secretFromEnv('DEMO_INTROSPECTION_SECRET'),
-    DEMO_CONSENT_SECRET: secretFromEnv('DEMO_CONSENT_SECRET'),
-    DEMO_NOTES_CLIENT_SECRET: secretFromEnv('DEMO_NOTES_CLIENT_SECRET'),
-  };
-  const config = await demoConfig(ports, env);
+  const config = await demoConfig(ports, demoSecrets());
   const vendor = notesUpstream(config);
   const authServer = await startDevAuthServer({
     ...devAuthServerOptionsFromConfig(config, { autoApprove: true }),
