@@ -155,8 +155,9 @@ export function buildProviderConfiguration(settings: ProviderSettings): Configur
       userinfo: { enabled: false },
       registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
       introspection: { enabled: true, allowedPolicy: (_ctx, client) => client.clientAuthMethod !== 'none' },
-      // RFC 7009: the gateway revokes a user's grant here when the user or an operator disconnects it.
-      revocation: { enabled: true },
+      // RFC 7009: the gateway revokes a user's grant here when the user or an operator disconnects it; a client
+      // may revoke only tokens issued to it.
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       resourceIndicators: {
         enabled: true,
         defaultResource,
