@@ -1,6 +1,7 @@
 /**
- * `npm run demo`: the development authorization server, the example calculator and the gateway on loopback, in one
- * process, with an in-memory cache. Ctrl-C stops all three.
+ * `npm run demo`: the development authorization server, the example calculator, the example notes server with its
+ * own ("vendor") development authorization server, and the gateway on loopback, in one process, with an in-memory
+ * cache. Ctrl-C stops all five.
  */
 import { createLogger } from '../src/observability/logger.js';
 import { DEMO_PORTS, startDemoStack } from '../examples/demo/stack.js';
@@ -16,11 +17,16 @@ mcp-auth-gateway demo is running (development authorization server: do not expos
   MCP endpoint (JWT tokens)     ${calc}
   MCP endpoint (opaque tokens)  ${stack.gatewayUrl}/calc-opaque/mcp
   Protected resource metadata   ${stack.gatewayUrl}/.well-known/oauth-protected-resource/calc/mcp
+  MCP endpoint (user_oauth)     ${stack.gatewayUrl}/notes/mcp   (each user connects their own notes account)
   Authorization server          ${stack.authServer.issuer}   (auto-approves as demo-user)
   Upstream calculator           ${stack.calculator.url}   (no auth of its own: loopback only)
+  Upstream notes server         ${stack.notes.url}   (trusts only its own authorization server)
+  Its authorization server      ${stack.vendorAuthServer.issuer}   (the "vendor"; auto-approves as demo-user)
+  Consent pages                 ${stack.gatewayUrl}/consent/grants   (your connected accounts)
 
 Connect:
-  npm run demo:client                               headless official SDK client: OAuth flow, add, multiply
+  npm run demo:client                               headless official SDK client: OAuth flow, add, multiply,
+                                                    then notes: URL elicitation, consent, add_note, list_notes
   npx @modelcontextprotocol/inspector               then enter ${calc} (transport: Streamable HTTP)
   curl -i -X POST ${calc}   →  401 with the WWW-Authenticate challenge
 

@@ -15,6 +15,9 @@ export interface AssembleOptions {
   readonly cache?: CacheStore;
   /** Default: the gateway's Prometheus counters. */
   readonly counters?: AuthCounters;
+  /** Injected in tests: see ServerDeps. */
+  readonly fetch?: typeof fetch;
+  readonly now?: () => number;
 }
 
 /** The production wiring of a compiled config: cache store, per-route verifiers, server. Does not listen. */
@@ -31,6 +34,8 @@ export function assembleGateway(config: CompiledConfig, options: AssembleOptions
     cache,
     keySecret,
     metrics,
+    ...(options.fetch && { fetch: options.fetch }),
+    ...(options.now && { now: options.now }),
     verifierFor: (route) => createRouteVerifier(route, { store: cache, keySecret, logger, counters, jwtCaches }),
   });
 }

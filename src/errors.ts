@@ -1,3 +1,5 @@
+import type { ElicitationAnswer } from './consent/elicitation.js';
+
 /**
  * Every failure a request can end in. The closed union is mapped exhaustively to a status and a response
  * shape in one place (src/auth/responses.ts); a `GatewayError` never carries a token or a secret.
@@ -44,6 +46,11 @@ export type GatewayErrorCode =
   | 'rate_limited'
   /** The principal already holds `limits.max_streams_per_principal` SSE streams → 429 + Retry-After. */
   | 'too_many_streams'
+  /**
+   * The caller has no grant at the upstream's authorization server yet (user_oauth): a URL elicitation of a consent
+   * link, in the form the request's protocol revision prescribes.
+   */
+  | 'elicitation_required'
   /** Shutting down: new requests are refused so clients go to another replica. */
   | 'draining';
 
@@ -54,7 +61,18 @@ export interface GatewayErrorOptions {
   readonly requiredScopes?: readonly string[];
   /** For rate_limited: how long the client should wait. */
   readonly retryAfterMs?: number;
+  /** For elicitation_required. */
+  readonly elicitation?: UrlElicitation;
   readonly cause?: unknown;
+}
+
+/** What the client must complete before retrying, and how the answer carries it. */
+export interface UrlElicitation {
+  readonly answer: ElicitationAnswer;
+  /** Shown to the user; fixed per route. */
+  readonly message: string;
+  /** The single-use consent link; absent for answers that carry none. */
+  readonly link?: { readonly url: string; readonly elicitationId: string };
 }
 
 export class GatewayError extends Error {
@@ -62,6 +80,7 @@ export class GatewayError extends Error {
   readonly reason: string | undefined;
   readonly requiredScopes: readonly string[] | undefined;
   readonly retryAfterMs: number | undefined;
+  readonly elicitation: UrlElicitation | undefined;
 
   constructor(code: GatewayErrorCode, options: GatewayErrorOptions = {}) {
     super(options.reason ? `${code}: ${options.reason}` : code, { cause: options.cause });
@@ -70,6 +89,7 @@ export class GatewayError extends Error {
     this.reason = options.reason;
     this.requiredScopes = options.requiredScopes;
     this.retryAfterMs = options.retryAfterMs;
+    this.elicitation = options.elicitation;
   }
 }
 

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import type { ConfigProblem } from './config/load.js';
 import type { CompiledConfig } from './config/types.js';
+import type { GrantFilter } from './consent/operator.js';
 
 const HELP = `mcp-auth-gateway — OAuth protected-resource gateway for MCP servers (Streamable HTTP)
 
@@ -16,6 +17,8 @@ Usage:
                                               DEVELOPMENT ONLY: run an OAuth 2.1 authorization server
                                               (oidc-provider) issuing tokens for FILE's routes. The issuer
                                               defaults to the first route's first authorization_servers entry.
+                                              It registers every client FILE expects at that issuer (consent
+                                              sign-in, user_oauth clients) and serves user_oauth resources.
   mcp-auth-gateway probe URL [--token T | --token-file F] [--client-id ID] [--json] [--timeout 10s]
                                               Diagnose any MCP server's authorization as a spec client
                                               sees it: 401 challenge, protected resource metadata,
@@ -33,6 +36,11 @@ Usage:
                                               (~/.config/mcp-auth-gateway/, or $MCP_AUTH_GATEWAY_CONFIG_DIR).
                                               Opens $BROWSER, open or xdg-open; prints the URL always.
                                               --print-token writes the access token to stdout.
+  mcp-auth-gateway grants list --config FILE [--route R] [--subject S]
+  mcp-auth-gateway grants revoke --config FILE [--route R] [--subject S]
+                                              Users' grants of user_oauth routes in FILE's Redis: list them
+                                              (no tokens), or revoke them (at the upstream's authorization
+                                              server too, when it offers RFC 7009) with an audit line each.
   mcp-auth-gateway --help                     Show this help.
 
 Secrets in the config are references: \${env:NAME} or \${file:/path}.
@@ -102,6 +110,28 @@ async function devAuthServer(file: string | undefined, options: { issuer?: strin
   process.once('SIGINT', stop);
 }
 
+async function grants(action: string | undefined, file: string | undefined, filter: GrantFilter): Promise<number> {
+  if (action !== 'list' && action !== 'revoke') {
+    process.stderr.write('grants needs list or revoke: mcp-auth-gateway grants list|revoke --config FILE [--route R] [--subject S]\n');
+    return 2;
+  }
+  if (!file) {
+    process.stderr.write(`grants ${action} needs --config FILE\n`);
+    return 2;
+  }
+  const config = await loadOrExit(file);
+  const [{ createLogger }, { runGrantCommand }] = await Promise.all([import('./observability/logger.js'), import('./consent/grants-command.js')]);
+  // Audit lines (revocations) go to stderr; stdout is the listing.
+  const logger = createLogger({ level: config.logLevel, destination: process.stderr });
+  const result = await runGrantCommand(config, action, filter, logger);
+  if (!result.ok) {
+    process.stderr.write(`grants ${action}: ${result.problem}\n`);
+    return 1;
+  }
+  process.stdout.write(result.value);
+  return 0;
+}
+
 const processOutput = { stdout: (text: string) => process.stdout.write(text), stderr: (text: string) => process.stderr.write(text) };
 
 export async function main(argv: readonly string[]): Promise<number | undefined> {
@@ -116,6 +146,8 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
       help: { type: 'boolean', short: 'h' },
       issuer: { type: 'string' },
       'auto-approve': { type: 'boolean' },
+      route: { type: 'string' },
+      subject: { type: 'string' },
     },
   });
   const [command, argument] = positionals;
@@ -129,6 +161,8 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
     case 'dev-auth-server':
       await devAuthServer(values.config ?? argument, { issuer: values.issuer, autoApprove: values['auto-approve'] ?? false });
       return undefined;
+    case 'grants':
+      return grants(argument, values.config, { route: values.route, subject: values.subject });
     case 'serve':
       await serve(values.config ?? process.env.MCP_GATEWAY_CONFIG);
       return undefined;

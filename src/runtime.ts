@@ -1,9 +1,11 @@
+import type { Logger } from 'pino';
 import type { TokenVerifier } from './auth/types.js';
 import type { CacheStore } from './cache/store.js';
 import type { CompiledConfig, CompiledRoute } from './config/types.js';
+import { createConsentRuntime, type ConsentRuntime } from './consent/service.js';
 import { createIdentityAsserter, type IdentityAsserter } from './identity/assertion.js';
 import type { SigningKey, SigningKeySource } from './identity/signing-key.js';
-import { createUpstreamCredentialProvider, type UpstreamCredentialProvider } from './proxy/upstream-credentials.js';
+import { createUpstreamCredentialProvider, type UpstreamCredentialProvider } from './credentials/upstream-credentials.js';
 import { createRateLimiter, type RateLimiter } from './ratelimit/limiter.js';
 import { createSessionBindings, type SessionBindings } from './session/bindings.js';
 
@@ -27,6 +29,8 @@ export interface Runtime {
   readonly routes: ReadonlyMap<string, RouteRuntime>;
   /** Key of identity assertions, published at /.well-known/jwks.json; absent when nothing asserts identity. */
   readonly signingKey: SigningKey | undefined;
+  /** Grants and consent pages of user_oauth routes; absent when no route uses user_oauth. */
+  readonly consent: ConsentRuntime | undefined;
 }
 
 export type VerifierFactory = (route: CompiledRoute) => TokenVerifier;
@@ -38,6 +42,8 @@ export interface RuntimeServices {
   /** HMAC key of cache keys (shared by replicas with Redis). */
   readonly keySecret: Buffer;
   readonly signingKeys: SigningKeySource;
+  /** Audit lines of user grants (user_oauth). */
+  readonly logger?: Logger;
   readonly fetch?: typeof fetch;
   /** Clock in ms since the epoch (injected in tests). */
   readonly now?: () => number;
@@ -47,20 +53,22 @@ export function createRuntime(config: CompiledConfig, verifierFor: VerifierFacto
   const asserts = config.routes.some((route) => route.upstream.identity !== undefined);
   const signingKey = asserts || config.signingKey ? services.signingKeys(config.signingKey) : undefined;
   const issuer = config.publicUrl.href.replace(/\/$/, '');
+  const consent = createConsentRuntime(config, services);
   const routes = new Map<string, RouteRuntime>();
   for (const route of config.routes) {
     const { identity } = route.upstream;
+    const userGrants = consent?.routes.get(route.name)?.grants;
     routes.set(route.path, {
       route,
       verifier: verifierFor(route),
-      credentials: createUpstreamCredentialProvider(route.upstream.auth, services),
+      credentials: createUpstreamCredentialProvider(route.upstream.auth, { ...services, userGrants }),
       identity: identity && signingKey && createIdentityAsserter(identity, { issuer, key: signingKey, now: services.now }),
       sessions: createSessionBindings(route.name, route.sessions, services),
       rateLimiter: route.rateLimit && createRateLimiter(route.name, route.rateLimit, services),
       challengeScopes: route.policy.scopes.length > 0 ? route.policy.scopes : route.scopesSupported,
     });
   }
-  return { config, routes, signingKey };
+  return { config, routes, signingKey, consent };
 }
 
 export async function closeRuntime(runtime: Runtime): Promise<void> {

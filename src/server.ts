@@ -12,6 +12,7 @@ import type { CompiledConfig, CompiledRoute } from './config/types.js';
 import { GatewayError, isGatewayError } from './errors.js';
 import { registerJwksRoute } from './identity/plugin.js';
 import { createSigningKeySource } from './identity/signing-key.js';
+import { registerConsentRoutes } from './consent/plugin.js';
 import { registerMetadataRoutes } from './metadata/plugin.js';
 import { readiness } from './observability/health.js';
 import { createGatewayMetrics, type GatewayMetrics } from './observability/metrics.js';
@@ -35,6 +36,10 @@ export interface ServerDeps {
   readonly keySecret?: Buffer;
   /** Default: a new registry (its introspection counters then see nothing: pass the same one to the verifiers). */
   readonly metrics?: GatewayMetrics;
+  /** Outgoing requests of upstream credentials and consent (injected in tests). */
+  readonly fetch?: typeof fetch;
+  /** Clock of upstream credentials and consent, ms since the epoch (injected in tests). */
+  readonly now?: () => number;
 }
 
 export interface Gateway {
@@ -114,6 +119,9 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     store: deps.cache,
     keySecret: deps.keySecret ?? resolveCacheKeySecret(config.cache),
     signingKeys: createSigningKeySource(),
+    logger: deps.logger,
+    ...(deps.fetch && { fetch: deps.fetch }),
+    ...(deps.now && { now: deps.now }),
   };
   const metrics = deps.metrics ?? createGatewayMetrics();
   const verifierFor: VerifierFactory = timedVerifiers(deps.verifierFor, metrics);
@@ -177,6 +185,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
   registerHealthRoutes(app, readinessNow);
   registerMetadataRoutes(app, () => current().config);
   registerJwksRoute(app, () => current().signingKey?.publicJwk);
+  registerConsentRoutes(app, { consentOf: (request) => runtimeOf(request).consent, publicUrl: config.publicUrl });
   registerProxyRoutes(app, {
     current: runtimeOf,
     dispatcherOf: (request, route) => {

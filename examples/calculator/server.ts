@@ -1,37 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { runWhenMain, startMcpHttpServer, type McpHttpServer, type McpHttpServerOptions } from '../mcp-http-server.js';
 
-export interface CalculatorOptions {
-  /** Default 127.0.0.1: the calculator has no auth of its own and belongs behind the gateway. */
-  readonly host?: string;
-  /** 0 (default) picks a free port. */
-  readonly port?: number;
-}
+export type CalculatorOptions = Pick<McpHttpServerOptions, 'host' | 'port'>;
 
-export interface Calculator {
-  /** The MCP endpoint, e.g. `http://127.0.0.1:3001/mcp`. */
-  readonly url: string;
-  close(): Promise<void>;
-}
-
-const MCP_PATH = '/mcp';
-const MAX_BODY_BYTES = 1024 * 1024;
-const CORS_HEADERS: Readonly<Record<string, string>> = {
-  'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'Mcp-Session-Id',
-};
-const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = {
-  'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
-  'access-control-allow-headers': 'Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID',
-  'access-control-max-age': '600',
-};
+export type Calculator = McpHttpServer;
 
 function text(value: number): { content: [{ type: 'text'; text: string }] } {
   return { content: [{ type: 'text', text: String(value) }] };
@@ -61,150 +34,9 @@ export function createCalculatorServer(): McpServer {
   return server;
 }
 
-function sendJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  res.writeHead(status, { ...CORS_HEADERS, 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+/** The calculator: the two tools, no auth of its own (loopback only, behind the gateway). */
+export function startCalculator(options: CalculatorOptions = {}): Promise<Calculator> {
+  return startMcpHttpServer({ ...options, createServer: createCalculatorServer });
 }
 
-function sendText(res: ServerResponse, status: number, body: string): void {
-  res.writeHead(status, { ...CORS_HEADERS, 'content-type': 'text/plain; charset=utf-8' });
-  res.end(body);
-}
-
-class BodyTooLarge extends Error {}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new BodyTooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-type Parsed = { readonly ok: true; readonly value: unknown } | { readonly ok: false };
-
-function parseJson(body: string): Parsed {
-  try {
-    return { ok: true, value: JSON.parse(body) as unknown };
-  } catch {
-    return { ok: false };
-  }
-}
-
-/**
- * The SDK's Streamable HTTP transport behind node:http, with the session handling of the SDK's example server:
- * a known Mcp-Session-Id is routed to its transport, an initialize request without one opens a session, anything
- * else is a 400. A closed transport's session is forgotten.
- */
-export async function startCalculator(options: CalculatorOptions = {}): Promise<Calculator> {
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
-
-  async function openSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (sessionId) => {
-        sessions.set(sessionId, transport);
-      },
-    });
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-    };
-    await createCalculatorServer().connect(transport);
-    await transport.handleRequest(req, res, body);
-  }
-
-  async function handlePost(req: IncomingMessage, res: ServerResponse, session: StreamableHTTPServerTransport | undefined): Promise<void> {
-    const parsed = parseJson(await readBody(req));
-    if (session !== undefined) {
-      if (!parsed.ok) return sendJsonRpcError(res, 400, -32700, 'Parse error');
-      return session.handleRequest(req, res, parsed.value);
-    }
-    if (req.headers['mcp-session-id'] === undefined && parsed.ok && isInitializeRequest(parsed.value)) {
-      return openSession(req, res, parsed.value);
-    }
-    sendJsonRpcError(res, 400, -32000, 'Bad Request: No valid session ID provided');
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? '/').split('?', 1)[0];
-    if (path !== MCP_PATH) return sendText(res, 404, 'Not Found');
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, { ...CORS_HEADERS, ...PREFLIGHT_HEADERS });
-      res.end();
-      return;
-    }
-    for (const [name, value] of Object.entries(CORS_HEADERS)) res.setHeader(name, value);
-    const sessionId = req.headers['mcp-session-id'];
-    const session = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
-    switch (req.method) {
-      case 'POST':
-        return handlePost(req, res, session);
-      case 'GET':
-      case 'DELETE':
-        if (session === undefined) return sendText(res, 400, 'Invalid or missing session ID');
-        return session.handleRequest(req, res);
-      default:
-        res.setHeader('allow', 'GET, POST, DELETE, OPTIONS');
-        return sendText(res, 405, 'Method Not Allowed');
-    }
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (res.headersSent) {
-        res.end();
-        return;
-      }
-      if (error instanceof BodyTooLarge) sendJsonRpcError(res, 413, -32000, 'Request body too large');
-      else sendJsonRpcError(res, 500, -32603, 'Internal error');
-    });
-  });
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const urlHost = host.includes(':') ? `[${host}]` : host;
-
-  let closing: Promise<void> | undefined;
-  async function close(): Promise<void> {
-    await Promise.allSettled([...sessions.values()].map((transport) => transport.close()));
-    await new Promise<void>((resolve, reject) => {
-      server.close((error) => (error ? reject(error) : resolve()));
-      server.closeAllConnections();
-    });
-  }
-  return { url: `http://${urlHost}:${port}${MCP_PATH}`, close: () => (closing ??= close()) };
-}
-
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: { host: { type: 'string', default: '127.0.0.1' }, port: { type: 'string', default: '3001' } },
-  });
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new TypeError('--port must be an integer from 0 to 65535');
-  const calculator = await startCalculator({ host: values.host, port });
-  console.log(`calculator MCP server listening at ${calculator.url}`);
-  const stop = (): void => {
-    calculator.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-}
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main().catch((error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
-}
+runWhenMain(import.meta.url, 'calculator', 3001, ({ host, port }) => startCalculator({ host, port }));

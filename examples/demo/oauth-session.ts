@@ -2,6 +2,7 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { HeadlessOAuthClientProvider } from './headless-oauth-provider.js';
 
 export interface OAuthSession {
@@ -25,10 +26,10 @@ const CLIENT_INFO = { name: 'mcp-auth-gateway-demo-client', version: '1.0.0' };
 export async function connectWithOAuth(
   url: URL,
   provider: HeadlessOAuthClientProvider,
-  options: { readonly fetch?: FetchLike } = {},
+  options: { readonly fetch?: FetchLike; readonly capabilities?: ClientCapabilities } = {},
 ): Promise<OAuthSession> {
   const open = async (transport: StreamableHTTPClientTransport): Promise<Client> => {
-    const client = new Client(CLIENT_INFO);
+    const client = new Client(CLIENT_INFO, options.capabilities && { capabilities: options.capabilities });
     await client.connect(transport);
     return client;
   };

@@ -8,21 +8,27 @@ import { parseConfig } from '../../src/config/load.js';
 import type { CompiledConfig } from '../../src/config/types.js';
 import type { Gateway } from '../../src/server.js';
 import { startCalculator, type Calculator } from '../calculator/server.js';
+import { startNotes, type NotesServer } from '../notes/server.js';
 
 export interface DemoPorts {
   readonly gateway: number;
   readonly authServer: number;
   readonly calculator: number;
+  /** The notes server's own ("vendor") authorization server. */
+  readonly vendorAuthServer: number;
+  readonly notes: number;
 }
 
 /** The ports config/demo.yaml is written for. */
-export const DEMO_PORTS: DemoPorts = { gateway: 8080, authServer: 9000, calculator: 3001 };
+export const DEMO_PORTS: DemoPorts = { gateway: 8080, authServer: 9000, calculator: 3001, vendorAuthServer: 9100, notes: 3002 };
 
 export interface DemoStack {
   readonly config: CompiledConfig;
   readonly gatewayUrl: string;
   readonly authServer: DevAuthServer;
   readonly calculator: Calculator;
+  readonly vendorAuthServer: DevAuthServer;
+  readonly notes: NotesServer;
   readonly gateway: Gateway;
   close(): Promise<void>;
 }
@@ -37,16 +43,24 @@ export async function freePort(): Promise<number> {
 }
 
 export async function freeDemoPorts(): Promise<DemoPorts> {
-  return { gateway: await freePort(), authServer: await freePort(), calculator: await freePort() };
+  return {
+    gateway: await freePort(),
+    authServer: await freePort(),
+    calculator: await freePort(),
+    vendorAuthServer: await freePort(),
+    notes: await freePort(),
+  };
 }
 
-/** config/demo.yaml with its three loopback ports moved, so the one shipped file also drives the tests. */
+/** config/demo.yaml with its loopback ports moved, so the one shipped file also drives the tests. */
 export async function demoConfig(ports: DemoPorts, env: NodeJS.ProcessEnv): Promise<CompiledConfig> {
   const text = (await readFile(new URL('../../config/demo.yaml', import.meta.url), 'utf8'))
     .replaceAll('127.0.0.1:8080', `127.0.0.1:${ports.gateway}`)
     .replace('port: 8080', `port: ${ports.gateway}`)
     .replaceAll('127.0.0.1:9000', `127.0.0.1:${ports.authServer}`)
-    .replaceAll('127.0.0.1:3001', `127.0.0.1:${ports.calculator}`);
+    .replaceAll('127.0.0.1:3001', `127.0.0.1:${ports.calculator}`)
+    .replaceAll('127.0.0.1:9100', `127.0.0.1:${ports.vendorAuthServer}`)
+    .replaceAll('127.0.0.1:3002', `127.0.0.1:${ports.notes}`);
   const result = parseConfig(text, { env, source: 'config/demo.yaml' });
   if (!result.ok) {
     throw new Error(`config/demo.yaml: ${result.problems.map((problem) => `${problem.path}: ${problem.message}`).join('; ')}`);
@@ -54,19 +68,43 @@ export async function demoConfig(ports: DemoPorts, env: NodeJS.ProcessEnv): Prom
   return result.config;
 }
 
+const secretFromEnv = (name: string) => process.env[name] ?? randomBytes(24).toString('base64url');
+
+/** The secrets config/demo.yaml references: from the environment when set, else made up for this run. */
+export function demoSecrets(): NodeJS.ProcessEnv {
+  return {
+    DEMO_INTROSPECTION_SECRET: secretFromEnv('DEMO_INTROSPECTION_SECRET'),
+    DEMO_CONSENT_SECRET: secretFromEnv('DEMO_CONSENT_SECRET'),
+    DEMO_NOTES_CLIENT_SECRET: secretFromEnv('DEMO_NOTES_CLIENT_SECRET'),
+  };
+}
+
+/** The notes server's resource and its authorization server, as config/demo.yaml names them for the notes route. */
+function notesUpstream(config: CompiledConfig): { readonly issuer: string; readonly resource: string } {
+  const auth = config.routes.find((route) => route.name === 'notes')?.upstream.auth;
+  if (auth?.type !== 'user_oauth' || auth.resource === undefined) throw new Error('config/demo.yaml: the notes route must use user_oauth with a resource');
+  return { issuer: auth.issuer, resource: auth.resource };
+}
+
 /**
- * The whole MCP authorization flow on loopback: development authorization server (auto-approving), the example
- * calculator, and the gateway in front of it with an in-memory cache.
+ * The whole MCP authorization flow on loopback: the development authorization server (auto-approving), the example
+ * calculator behind the gateway twice, and the example notes server behind a user_oauth route with a second
+ * development authorization server as its own ("vendor"); in-memory cache.
  */
 export async function startDemoStack(options: { ports?: DemoPorts; logger: Logger }): Promise<DemoStack> {
   const ports = options.ports ?? DEMO_PORTS;
-  const env = { DEMO_INTROSPECTION_SECRET: process.env.DEMO_INTROSPECTION_SECRET ?? randomBytes(24).toString('base64url') };
-  const config = await demoConfig(ports, env);
+  const config = await demoConfig(ports, demoSecrets());
+  const vendor = notesUpstream(config);
   const authServer = await startDevAuthServer({
     ...devAuthServerOptionsFromConfig(config, { autoApprove: true }),
     logger: options.logger.child({ component: 'dev-auth-server' }),
   });
+  const vendorAuthServer = await startDevAuthServer({
+    ...devAuthServerOptionsFromConfig(config, { autoApprove: true, issuer: vendor.issuer }),
+    logger: options.logger.child({ component: 'vendor-auth-server' }),
+  });
   const calculator = await startCalculator({ port: ports.calculator });
+  const notes = await startNotes({ port: ports.notes, issuer: vendorAuthServer.issuer, jwksUri: vendorAuthServer.jwksUri, resource: vendor.resource });
   const gateway = assembleGateway(config, { logger: options.logger });
   await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
   await gateway.warm();
@@ -75,10 +113,12 @@ export async function startDemoStack(options: { ports?: DemoPorts; logger: Logge
     gatewayUrl: config.publicUrl.href.replace(/\/$/, ''),
     authServer,
     calculator,
+    vendorAuthServer,
+    notes,
     gateway,
     close: async () => {
       await gateway.close();
-      await Promise.all([calculator.close(), authServer.close()]);
+      await Promise.all([calculator.close(), notes.close(), authServer.close(), vendorAuthServer.close()]);
     },
   };
 }

@@ -32,6 +32,30 @@ export function metadataCandidates(issuer: string): string[] {
  * only on a loopback host). Throws `auth_unavailable` when no candidate qualifies.
  */
 export async function discoverJwksUri(issuer: string, options: DiscoveryOptions): Promise<URL> {
+  for await (const metadata of issuerMetadata(issuer, options)) {
+    const jwksUri = metadataUrl(metadata.jwks_uri);
+    if (jwksUri) return jwksUri;
+  }
+  throw new GatewayError('auth_unavailable', { reason: 'issuer_metadata_unavailable' });
+}
+
+/**
+ * The first metadata document of `issuer` (candidates in order) that `accept` takes, or `undefined`. Only documents
+ * naming exactly this issuer are offered (RFC 8414 §3.3).
+ */
+export async function discoverIssuerMetadata<T>(
+  issuer: string,
+  options: DiscoveryOptions,
+  accept: (metadata: Readonly<Record<string, unknown>>) => T | undefined,
+): Promise<T | undefined> {
+  for await (const metadata of issuerMetadata(issuer, options)) {
+    const accepted = accept(metadata);
+    if (accepted !== undefined) return accepted;
+  }
+  return undefined;
+}
+
+async function* issuerMetadata(issuer: string, options: DiscoveryOptions): AsyncGenerator<Record<string, unknown>> {
   for (const candidate of metadataCandidates(issuer)) {
     const result = await fetchJson(new URL(candidate), {
       fetch: options.fetch ?? fetch,
@@ -39,14 +63,12 @@ export async function discoverJwksUri(issuer: string, options: DiscoveryOptions)
       accept: 'application/json',
       ...(options.signal ? { signal: options.signal } : {}),
     });
-    if (!result.ok || !isJsonObject(result.body) || result.body.issuer !== issuer) continue;
-    const jwksUri = parseKeySetUrl(result.body.jwks_uri);
-    if (jwksUri) return jwksUri;
+    if (result.ok && isJsonObject(result.body) && result.body.issuer === issuer) yield result.body;
   }
-  throw new GatewayError('auth_unavailable', { reason: 'issuer_metadata_unavailable' });
 }
 
-function parseKeySetUrl(value: unknown): URL | undefined {
+/** An endpoint URL from a metadata document: https, or http on a loopback host. */
+export function metadataUrl(value: unknown): URL | undefined {
   if (typeof value !== 'string' || !URL.canParse(value)) return undefined;
   const url = new URL(value);
   if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopback(url.hostname))) return url;

@@ -39,6 +39,7 @@ const DESCRIPTIONS = {
   rate_limited: 'Rate limit exceeded; retry later',
   too_many_streams: 'Too many open streams; close one or retry later',
   draining: 'Gateway is shutting down; retry on another instance',
+  elicitation_required: 'This request requires connecting your account at the upstream service',
 } as const satisfies Record<GatewayError['code'], string>;
 
 /**
@@ -53,6 +54,10 @@ const JSONRPC_CODES = {
   internalError: -32603,
   /** MCP 2026-07-28 HeaderMismatch. */
   headerMismatch: -32020,
+  /** MCP 2025-11-25 URLElicitationRequiredError (2026-07-28 forbids it). */
+  urlElicitationRequired: -32042,
+  /** MCP 2026-07-28 MissingRequiredClientCapability. */
+  missingRequiredClientCapability: -32021,
 } as const;
 
 function oauthBody(error: string, description: string): string {
@@ -150,6 +155,8 @@ export function errorResponse(
     case 'session_not_found':
       // No challenge and nothing about the session: a foreign session must read as an unknown one.
       return { statusCode: 404, headers: JSON_TYPE, body: jsonRpcError(null, JSONRPC_CODES.invalidRequest, description) };
+    case 'elicitation_required':
+      return elicitationResponse(error, description, jsonRpcId);
     case 'rate_limited':
     case 'too_many_streams': {
       const retryAfterMs = Math.max(0, Math.ceil(error.retryAfterMs ?? 1_000));
@@ -159,5 +166,40 @@ export function errorResponse(
         body: jsonRpcError(jsonRpcId, JSONRPC_CODES.internalError, description, { retryAfterMs }),
       };
     }
+  }
+}
+
+const NO_STORE_JSON = { ...JSON_TYPE, 'cache-control': 'no-store' } as const;
+
+/**
+ * The URL elicitation of a consent link (user_oauth) in the form the request's revision prescribes
+ * (src/consent/elicitation.ts): 2025-11-25 `URLElicitationRequiredError`, 2026-07-28 `InputRequiredResult` or
+ * `MissingRequiredClientCapability`, or a 403 where neither revision lets the answer carry a link.
+ */
+function elicitationResponse(error: GatewayError, description: string, jsonRpcId: string | number | null): ErrorResponse {
+  const { answer, link, message } = error.elicitation ?? { answer: 'not_connected', message: description };
+  // Answers that hand out a link are built only with one; without, the request is refused like any other.
+  const linkless = { statusCode: 403, headers: NO_STORE_JSON, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.invalidRequest, message) };
+  switch (answer) {
+    case 'url_elicitation_error':
+    case 'url_elicitation_refusal': {
+      if (!link) return linkless;
+      const data = { elicitations: [{ mode: 'url', elicitationId: link.elicitationId, url: link.url, message }] };
+      const [status, id] = answer === 'url_elicitation_error' ? [200, jsonRpcId] : [403, null];
+      return { statusCode: status, headers: NO_STORE_JSON, body: jsonRpcError(id, JSONRPC_CODES.urlElicitationRequired, description, data) };
+    }
+    case 'input_required': {
+      if (!link) return linkless;
+      const inputRequests = { [link.elicitationId]: { method: 'elicitation/create', params: { mode: 'url', message, url: link.url } } };
+      const body = JSON.stringify({ jsonrpc: '2.0', id: jsonRpcId, result: { resultType: 'input_required', inputRequests } });
+      return { statusCode: 200, headers: NO_STORE_JSON, body };
+    }
+    case 'missing_capability': {
+      const data = { requiredCapabilities: { elicitation: { url: {} } } };
+      const body = jsonRpcError(jsonRpcId, JSONRPC_CODES.missingRequiredClientCapability, 'Client must support URL elicitation', data);
+      return { statusCode: 400, headers: NO_STORE_JSON, body };
+    }
+    case 'not_connected':
+      return linkless;
   }
 }

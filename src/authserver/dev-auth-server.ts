@@ -37,6 +37,19 @@ async function generateSigningKeys(): Promise<JWKS> {
   return { keys: [{ ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' }] };
 }
 
+/** Who signs in next (`demo-user` unless a test chooses), and every account that has signed in (findAccount). */
+function signInAccounts(signInAs: (() => string) | undefined): { next: () => string; has: (id: string) => boolean } {
+  const known = new Set([DEV_ACCOUNT_ID]);
+  return {
+    next: () => {
+      const id = signInAs?.() ?? DEV_ACCOUNT_ID;
+      known.add(id);
+      return id;
+    },
+    has: (id) => known.has(id),
+  };
+}
+
 function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
@@ -90,6 +103,7 @@ function logEvents(provider: Provider, logger: Logger): void {
 export async function startDevAuthServer(options: DevAuthServerOptions): Promise<DevAuthServer> {
   const host = options.host ?? '127.0.0.1';
   const resources = createResourceRegistry(options.resources);
+  const accounts = signInAccounts(options.signInAs);
   const jwks = await generateSigningKeys();
   const server = createServer();
   await listen(server, options.port ?? 0, host);
@@ -109,7 +123,7 @@ export async function startDevAuthServer(options: DevAuthServerOptions): Promise
         jwks,
         cookieKeys: [randomBytes(32).toString('base64url')],
         adapter: createAdapterFactory(CLOCK_TOLERANCE_SECONDS, resolveLoopbackClient),
-        accountId: DEV_ACCOUNT_ID,
+        isAccount: accounts.has,
         accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
         issueRefreshTokens: options.issueRefreshTokens ?? true,
       }),
@@ -125,7 +139,7 @@ export async function startDevAuthServer(options: DevAuthServerOptions): Promise
   const interactions = createInteractionHandler({
     provider,
     origin: issuer,
-    accountId: DEV_ACCOUNT_ID,
+    accountId: accounts.next,
     autoApprove: options.autoApprove ?? false,
     logger: options.logger,
   });

@@ -10,7 +10,8 @@ export interface InteractionSettings {
   readonly provider: Provider;
   /** Origin of the server's own pages; a form POST from anywhere else is refused. */
   readonly origin: string;
-  readonly accountId: string;
+  /** Who the next sign-in is. */
+  readonly accountId: () => string;
   readonly autoApprove: boolean;
   readonly logger: Logger | undefined;
 }
@@ -73,8 +74,12 @@ async function grantConsent(provider: Provider, interaction: Interaction): Promi
 
 function promptResult(settings: InteractionSettings, interaction: Interaction): Promise<InteractionResults> {
   switch (interaction.prompt.name) {
-    case 'login':
-      return Promise.resolve({ login: { accountId: settings.accountId } });
+    case 'login': {
+      const accountId = settings.accountId();
+      // Auto-approve signs in without a page: the log says who.
+      if (settings.autoApprove) settings.logger?.info({ account: accountId }, 'signed in without a page (auto-approve)');
+      return Promise.resolve({ login: { accountId } });
+    }
     case 'consent':
       return grantConsent(settings.provider, interaction);
     default:
@@ -135,7 +140,7 @@ export function createInteractionHandler(settings: InteractionSettings): Interac
     }
     const html =
       interaction.prompt.name === 'login'
-        ? renderLoginPage(interaction.uid, settings.accountId)
+        ? renderLoginPage(interaction.uid, settings.accountId())
         : await consentPage(provider, interaction);
     sendPage(res, 200, html);
   }

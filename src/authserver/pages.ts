@@ -1,14 +1,4 @@
-const HTML_ESCAPES: Readonly<Record<string, string>> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);
-}
+import { escapeHtml } from '../html.js';
 
 /** Security headers for every page: nothing loads from anywhere, the page cannot be framed (clickjacking a consent). */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {

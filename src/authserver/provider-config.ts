@@ -20,7 +20,8 @@ export interface ProviderSettings {
   readonly jwks: JWKS;
   readonly cookieKeys: readonly string[];
   readonly adapter: AdapterFactory;
-  readonly accountId: string;
+  /** Accounts that exist: those the interactions signed in. */
+  readonly isAccount: (id: string) => boolean;
   readonly accessTokenTtlSeconds: number;
   readonly issueRefreshTokens: boolean;
 }
@@ -73,6 +74,14 @@ function validateClientMetadata(_ctx: unknown, key: string, value: unknown, meta
   metadata.application_type = 'web';
 }
 
+const OIDC_SCOPES: ReadonlySet<string> = new Set(['openid', 'offline_access']);
+
+function isSignInOnly(scope: unknown): boolean {
+  if (typeof scope !== 'string') return false;
+  const scopes = scope.split(' ').filter(Boolean);
+  return scopes.includes('openid') && scopes.every((item) => OIDC_SCOPES.has(item));
+}
+
 /** Every authorization asks the user (or autoApprove) to confirm, even when an earlier grant covers the scopes. */
 function interactionPolicyWithConsentAlways(): interactionPolicy.Prompt[] {
   const policy = interactionPolicy.base();
@@ -90,8 +99,10 @@ function interactionPolicyWithConsentAlways(): interactionPolicy.Prompt[] {
 export function buildProviderConfiguration(settings: ProviderSettings): Configuration {
   const { resources, accessTokenTtlSeconds } = settings;
 
-  // RFC 8707 is mandatory here: no resource → invalid_target, at the authorization and at the token endpoint.
-  function defaultResource(_ctx: KoaContextWithOIDC, _client: unknown, oneOf?: readonly string[]): Promise<string> {
+  // RFC 8707 is mandatory here: no resource → invalid_target, at the authorization and at the token endpoint. A
+  // sign-in (OpenID Connect scopes only: the gateway's consent pages) asks for no access to any resource.
+  function defaultResource(ctx: KoaContextWithOIDC, _client: unknown, oneOf?: readonly string[]): Promise<string | undefined> {
+    if (oneOf === undefined && isSignInOnly(ctx.oidc.params?.scope)) return Promise.resolve(undefined);
     const reason = oneOf ? 'exactly one resource indicator must be used' : 'the resource parameter is required';
     return Promise.reject(new errors.InvalidTarget(reason));
   }
@@ -131,7 +142,7 @@ export function buildProviderConfiguration(settings: ProviderSettings): Configur
     pkce: { required: () => true },
     allowOmittingSingleRegisteredRedirectUri: false,
     scopes: ['openid', 'offline_access'],
-    findAccount: (_ctx, id) => (id === settings.accountId ? { accountId: id, claims: () => ({ sub: id }) } : undefined),
+    findAccount: (_ctx, id) => (settings.isAccount(id) ? { accountId: id, claims: () => ({ sub: id }) } : undefined),
     interactions: {
       url: (_ctx, interaction) => `/interaction/${interaction.uid}`,
       policy: interactionPolicyWithConsentAlways(),
@@ -144,6 +155,9 @@ export function buildProviderConfiguration(settings: ProviderSettings): Configur
       userinfo: { enabled: false },
       registration: { enabled: true, initialAccessToken: false, issueRegistrationAccessToken: false },
       introspection: { enabled: true, allowedPolicy: (_ctx, client) => client.clientAuthMethod !== 'none' },
+      // RFC 7009: the gateway revokes a user's grant here when the user or an operator disconnects it; a client
+      // may revoke only tokens issued to it.
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       resourceIndicators: {
         enabled: true,
         defaultResource,

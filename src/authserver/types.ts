@@ -38,6 +38,11 @@ export interface DevAuthServerOptions {
   readonly clients?: readonly DevClient[];
   /** Headless: log in as the demo user and approve every request without showing a page. */
   readonly autoApprove?: boolean;
+  /**
+   * Tests only (the CLI never sets it): the account the next sign-in becomes, asked at each sign-in. Default: always
+   * `demo-user`. Lets one server sign in two users, for isolation tests.
+   */
+  readonly signInAs?: () => string;
   /** Development only: accept Client ID Metadata Documents served over http from a loopback host. */
   readonly allowLoopbackClientMetadata?: boolean;
   /** Default 300. */

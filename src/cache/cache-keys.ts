@@ -45,3 +45,18 @@ export function rateLimitKey(keySecret: Buffer, route: string, principal: readon
 export function upstreamTokenKey(keySecret: Buffer, parts: readonly string[]): string {
   return `upstream-token:${keyedDigest(keySecret, parts)}`;
 }
+
+/** Prefix of every user grant (user_oauth) of one route, so an operator listing can scan one route. */
+export function userGrantPrefix(keySecret: Buffer, route: string): string {
+  return `grant:${keyedDigest(keySecret, ['grant-route', route]).slice(0, 22)}:`;
+}
+
+/** One principal's grant on one route: neither the route name nor the identity is readable in the key. */
+export function userGrantKey(keySecret: Buffer, route: string, issuer: string, subject: string): string {
+  return userGrantPrefix(keySecret, route) + keyedDigest(keySecret, ['grant', route, issuer, subject]);
+}
+
+/** A consent link or a consent page's browser flow, by the random value the browser holds (never stored). */
+export function consentKey(keySecret: Buffer, kind: 'link' | 'flow', value: string): string {
+  return `consent-${kind}:${keyedDigest(keySecret, [`consent-${kind}`, value])}`;
+}

@@ -5,10 +5,10 @@ import { createRedisStore, type RedisTarget } from './redis-store.js';
 import type { CacheStore } from './store.js';
 
 /** Redis when one of `cache.redis_url`, `redis_sentinel`, `redis_cluster` is configured, else the in-process LRU. */
-export function createCacheStore(settings: CacheSettings, logger?: Logger): CacheStore {
+export function createCacheStore(settings: CacheSettings, logger?: Logger, options: { readonly commandTimeoutMs?: number } = {}): CacheStore {
   const connection = redisConnection(settings);
   if (!connection) return createMemoryStore();
-  return createRedisStore({ ...redisTarget(connection), keyPrefix: settings.keyPrefix, logger });
+  return createRedisStore({ ...redisTarget(connection), keyPrefix: settings.keyPrefix, logger, ...options });
 }
 
 /** Settings built without `redis` (before Sentinel/Cluster support) still mean standalone Redis by `redisUrl`. */

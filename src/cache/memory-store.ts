@@ -32,6 +32,20 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore 
       return Promise.resolve(true);
     },
     delete: (key) => Promise.resolve(entries.delete(key)),
+    setIfAbsent(key, value, ttlMs) {
+      const ttl = storableTtl(ttlMs);
+      if (ttl === undefined || entries.has(key)) return Promise.resolve(false);
+      entries.set(key, value, { ttl });
+      return Promise.resolve(true);
+    },
+    scan(prefix, limit) {
+      const keys: string[] = [];
+      for (const key of entries.keys()) {
+        if (keys.length >= limit) break;
+        if (key.startsWith(prefix) && entries.has(key)) keys.push(key);
+      }
+      return Promise.resolve(keys);
+    },
     takeToken(key, bucket, nowMs) {
       const raw = entries.get(key);
       const { next, result } = takeFromBucket(raw === undefined ? undefined : (JSON.parse(raw) as BucketState), bucket, nowMs);

@@ -144,6 +144,28 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         return false;
       }
     },
+    async setIfAbsent(key, value, ttlMs) {
+      const ttl = storableTtl(ttlMs);
+      if (ttl === undefined) return false;
+      try {
+        const reply = await client.set(key, value, 'PX', ttl, 'NX');
+        succeeded();
+        return reply === 'OK';
+      } catch (error) {
+        failed('setIfAbsent', error);
+        return false;
+      }
+    },
+    async scan(prefix, limit) {
+      try {
+        const keys = await scanKeys(client, options.keyPrefix, prefix, limit);
+        succeeded();
+        return keys;
+      } catch (error) {
+        failed('scan', error);
+        return undefined;
+      }
+    },
     async takeToken(key, bucket, nowMs) {
       try {
         const reply = await (client as RedisClient & TakeTokenCommand).takeToken(key, bucket.capacity, Math.ceil(bucket.refillMs), Math.floor(nowMs));
@@ -177,6 +199,36 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       return Promise.resolve();
     },
   };
+}
+
+/** Keys per SCAN round trip: large enough for few round trips, small enough not to stall the server. */
+const SCAN_COUNT = 500;
+
+/**
+ * SCAN on every primary (a Cluster spreads keys over several). ioredis applies `keyPrefix` to commands' keys but
+ * not to a SCAN pattern or its results, so the prefix is added to the pattern and removed from each key.
+ */
+async function scanKeys(client: RedisClient, keyPrefix: string, prefix: string, limit: number): Promise<string[]> {
+  const nodes: Redis[] = client instanceof Cluster ? client.nodes('master') : [client];
+  const pattern = `${escapeGlob(keyPrefix + prefix)}*`;
+  const keys: string[] = [];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', SCAN_COUNT);
+      cursor = next;
+      for (const key of batch) {
+        if (keys.length >= limit) return keys;
+        keys.push(key.slice(keyPrefix.length));
+      }
+    } while (cursor !== '0');
+  }
+  return keys;
+}
+
+/** A literal for a Redis glob pattern. */
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\\\]]/g, (char) => `\\${char}`);
 }
 
 interface TakeTokenCommand {

@@ -9,6 +9,13 @@ export interface CacheStore {
   /** Stores `value` for `ttlMs` (> 0). Resolves false when the backend did not take it. */
   set(key: string, value: string, ttlMs: number): Promise<boolean>;
   delete(key: string): Promise<boolean>;
+  /** Stores `value` only when `key` holds nothing (atomically across replicas on Redis): a lock. False otherwise. */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  /**
+   * Every key starting with `prefix` (at most `limit`), for operator listings, never for requests. `undefined` when
+   * the backend could not answer.
+   */
+  scan(prefix: string, limit: number): Promise<string[] | undefined>;
   /**
    * Takes one token from the token bucket at `key` (atomically across replicas on Redis). `undefined` when the
    * backend could not answer: callers decide whether that fails open.

@@ -3,7 +3,9 @@ import type { ConfigProblem } from './problem.js';
 import type { RawConfig } from './schema.js';
 import { Secret } from './secret.js';
 import type {
+  AuthorizationCodeClient,
   CompiledConfig,
+  ConsentSettings,
   CompiledRoute,
   IntrospectionSettings,
   JwtSettings,
@@ -40,6 +42,7 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
     ...identityHeaderProblems(raw.routes),
     ...resourcePolicyProblems(raw.routes),
     ...adminPortProblems(raw),
+    ...consentProblems(raw),
   ];
   if (problems.length > 0) return { problems };
 
@@ -68,6 +71,7 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
       keySecret: optionalSecret(raw.cache.key_secret),
       keyPrefix: raw.cache.key_prefix,
     },
+    consent: compileConsent(raw),
     limits: {
       maxBodyBytes: raw.limits.max_body_bytes,
       maxTokenBytes: raw.limits.max_token_bytes,
@@ -143,7 +147,72 @@ function compileUpstreamAuth(auth: RawRoute['upstream']['auth']): UpstreamAuth {
     case 'client_credentials':
     case 'token_exchange':
       return { type: auth.type, ...compileTokenEndpoint(auth) };
+    case 'user_oauth':
+      return {
+        type: 'user_oauth',
+        ...compileAuthorizationCodeClient(auth.issuer, auth),
+        scopes: auth.scope,
+        resource: auth.resource,
+        header: auth.header?.toLowerCase() ?? 'authorization',
+        grantTtl: auth.grant_ttl,
+      };
   }
+}
+
+type RawAuthorizationCodeClient = Pick<RawUserOAuth, 'client_id' | 'client_secret' | 'auth_method' | 'timeout'>;
+type RawUserOAuth = Extract<RawRoute['upstream']['auth'], { type: 'user_oauth' }>;
+
+function compileAuthorizationCodeClient(issuer: string, raw: RawAuthorizationCodeClient): AuthorizationCodeClient {
+  return {
+    issuer,
+    clientId: raw.client_id,
+    clientAuth:
+      raw.client_secret === undefined ? { method: 'none' } : { method: raw.auth_method, clientSecret: new Secret(raw.client_secret) },
+    timeout: raw.timeout,
+  };
+}
+
+/** The issuer the callers of a route come from, when the config names one. */
+function callerIssuer(route: RawRoute): string | undefined {
+  return route.tokens.jwt?.issuer ?? route.tokens.introspection?.issuer;
+}
+
+function userOAuthRoutes(raw: RawConfig): [RawRoute, number][] {
+  return raw.routes.flatMap((route, index): [RawRoute, number][] => (route.upstream.auth.type === 'user_oauth' ? [[route, index]] : []));
+}
+
+/**
+ * Where the person at a consent link signs in: `consent.login.issuer`, else the one issuer the user_oauth routes'
+ * callers come from. Their signed-in `iss` must be the caller's `iss` for a link ever to be accepted.
+ */
+function consentLoginIssuer(raw: RawConfig): string | undefined {
+  return raw.consent?.login.issuer ?? userOAuthRoutes(raw).map(([route]) => callerIssuer(route)).find((issuer) => issuer !== undefined);
+}
+
+function compileConsent(raw: RawConfig): ConsentSettings | undefined {
+  const issuer = consentLoginIssuer(raw);
+  if (raw.consent === undefined || issuer === undefined) return undefined;
+  return { login: compileAuthorizationCodeClient(issuer, raw.consent.login), linkTtl: raw.consent.link_ttl };
+}
+
+/** user_oauth needs the consent section, and one sign-in issuer that is the issuer of every such route's callers. */
+function consentProblems(raw: RawConfig): ConfigProblem[] {
+  const routes = userOAuthRoutes(raw);
+  if (routes.length === 0) return [];
+  if (raw.consent === undefined) {
+    const [, index] = routes[0] ?? [];
+    return [{ path: `routes.${index}.upstream.auth.type`, message: 'user_oauth needs the top-level consent section (consent.login)' }];
+  }
+  const issuer = consentLoginIssuer(raw);
+  if (issuer === undefined) {
+    return [{ path: 'consent.login.issuer', message: 'is required: no user_oauth route names its callers\' issuer (tokens.jwt.issuer)' }];
+  }
+  return routes.flatMap(([route, index]) => {
+    const callers = callerIssuer(route);
+    if (callers === undefined || callers === issuer) return [];
+    const path = raw.consent?.login.issuer === undefined ? 'consent.login.issuer' : `routes.${index}.upstream.auth`;
+    return [{ path, message: `callers of routes.${index} come from ${callers}, but consent sign-in is at ${issuer}: set one issuer for every user_oauth route` }];
+  });
 }
 
 type RawTokenEndpoint = Extract<RawRoute['upstream']['auth'], { type: 'client_credentials' | 'token_exchange' }>;
@@ -268,8 +337,10 @@ function insecureHttpProblems(raw: RawConfig): ConfigProblem[] {
       [`${at}.tokens.introspection.endpoint`, introspection?.endpoint],
       [`${at}.tokens.introspection.issuer`, introspection?.issuer],
       [`${at}.upstream.auth.token_endpoint`, 'token_endpoint' in route.upstream.auth ? route.upstream.auth.token_endpoint : undefined],
+      [`${at}.upstream.auth.issuer`, route.upstream.auth.type === 'user_oauth' ? route.upstream.auth.issuer : undefined],
     );
   });
+  urls.push(['consent.login.issuer', raw.consent?.login.issuer]);
   return urls
     .filter((entry): entry is [string, string] => entry[1] !== undefined && isInsecureHttp(entry[1]))
     .map(([path]) => ({
@@ -348,8 +419,7 @@ function defaultRouteProblems(
   return problems;
 }
 
-/** The admin listener is a separate socket (checklist J5): it cannot share the main port. */
-/** Every listener needs its own port (0 = any free one). */
+/** Every listener is its own socket (checklist J5 for the admin one): each needs its own port (0 = any free one). */
 function adminPortProblems(raw: RawConfig): ConfigProblem[] {
   const { admin, listen, decision } = raw;
   const problems: ConfigProblem[] = [];
@@ -363,12 +433,14 @@ function adminPortProblems(raw: RawConfig): ConfigProblem[] {
   return problems;
 }
 
-/** The identity header must not be the header a static upstream credential travels in. */
+/** The identity header must not be the header an upstream credential travels in. */
 function identityHeaderProblems(routes: readonly RawRoute[]): ConfigProblem[] {
   return routes.flatMap((route, index) => {
     const { auth, identity } = route.upstream;
-    if (!identity || auth.type !== 'header' || auth.name.toLowerCase() !== identity.header.toLowerCase()) return [];
-    return [{ path: `routes.${index}.upstream.identity.header`, message: 'must differ from upstream.auth.name' }];
+    const credentialHeader = auth.type === 'header' ? auth.name : auth.type === 'user_oauth' ? auth.header : undefined;
+    if (!identity || credentialHeader?.toLowerCase() !== identity.header.toLowerCase()) return [];
+    const key = auth.type === 'header' ? 'name' : 'header';
+    return [{ path: `routes.${index}.upstream.identity.header`, message: `must differ from upstream.auth.${key}` }];
   });
 }
 
@@ -391,6 +463,14 @@ function warnings(raw: RawConfig, referencedPaths: ReadonlySet<string>): string[
       }
     });
   }
+  if (raw.consent !== undefined && userOAuthRoutes(raw).length === 0) {
+    found.push('consent: set, but no route uses upstream.auth.type user_oauth');
+  }
+  if (userOAuthRoutes(raw).length > 0 && compileRedis(raw.cache) === undefined) {
+    found.push(
+      'cache: no Redis; user_oauth grants are kept in this process only (lost at restart, not shared by replicas): users connect again',
+    );
+  }
   const secretPaths: [string, string | undefined][] = [
     ['cache.redis_url', raw.cache.redis_url],
     ['cache.redis_sentinel.password', raw.cache.redis_sentinel?.password],
@@ -398,6 +478,7 @@ function warnings(raw: RawConfig, referencedPaths: ReadonlySet<string>): string[
     ['cache.redis_cluster.password', raw.cache.redis_cluster?.password],
     ['cache.key_secret', raw.cache.key_secret],
     ['signing_key', raw.signing_key],
+    ['consent.login.client_secret', raw.consent?.login.client_secret],
   ];
   raw.routes.forEach((route, index) => {
     const at = `routes.${index}`;
@@ -407,6 +488,7 @@ function warnings(raw: RawConfig, referencedPaths: ReadonlySet<string>): string[
     if (auth.type === 'client_credentials' || auth.type === 'token_exchange') {
       secretPaths.push([`${at}.upstream.auth.client_secret`, auth.client_secret], [`${at}.upstream.auth.private_key`, auth.private_key]);
     }
+    if (auth.type === 'user_oauth') secretPaths.push([`${at}.upstream.auth.client_secret`, auth.client_secret]);
     secretPaths.push([`${at}.tokens.introspection.client_secret`, route.tokens.introspection?.client_secret]);
     found.push(...unadvertisedScopeWarnings(route, at));
   });

@@ -3,6 +3,9 @@
 /** RFC 6749 §3.3 scope-token: 1*( %x21 / %x23-5B / %x5D-7E ), so a scope can always be quoted in a challenge. */
 export const SCOPE_PATTERN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
+/** Where the gateway serves its own consent pages (user_oauth); no route may live there. */
+export const CONSENT_PATH_PREFIX = '/consent';
+
 export const ROUTE_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
 /** RFC 9110 §5.6.2 token. */
@@ -51,6 +54,9 @@ export function routePathProblem(path: string): string | undefined {
   if (path.length > 1 && path.endsWith('/')) return 'must not end with "/"';
   if (path === '/.well-known' || path.startsWith('/.well-known/')) return 'must not be under "/.well-known/"';
   if (GATEWAY_PATHS.has(path)) return `is one of the gateway's own paths (${[...GATEWAY_PATHS].join(', ')})`;
+  if (path === CONSENT_PATH_PREFIX || path.startsWith(`${CONSENT_PATH_PREFIX}/`)) {
+    return `must not be under "${CONSENT_PATH_PREFIX}/" (the gateway's consent pages)`;
+  }
   return undefined;
 }
 

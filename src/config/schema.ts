@@ -93,6 +93,14 @@ function privateKey(description: string, only?: 'ES256') {
   );
 }
 
+/** The upstream's RFC 8707 resource indicator: any absolute http(s) URI (upstreams may be pod-local). */
+const resourceIndicator = z
+  .string()
+  .superRefine(rule((value: string) => urlProblem(value, { blockInternalHosts: false, requireNormalForm: false })))
+  .meta({ format: 'uri' })
+  .optional()
+  .describe('RFC 8707 resource indicator of the upstream (sent as `resource`).');
+
 /**
  * How the gateway authenticates itself at the upstream's token endpoint: `client_secret` (basic or post) or
  * `private_key` (RFC 7523 private_key_jwt), exactly one.
@@ -107,12 +115,7 @@ const tokenEndpointClient = {
     .default('client_secret_basic')
     .describe('How client_secret is sent. Default: client_secret_basic. Ignored with private_key.'),
   scope: scopeList('Scopes requested for the upstream token.'),
-  resource: z
-    .string()
-    .superRefine(rule((value: string) => urlProblem(value, { blockInternalHosts: false, requireNormalForm: false })))
-    .meta({ format: 'uri' })
-    .optional()
-    .describe('RFC 8707 resource indicator of the upstream (sent as `resource`).'),
+  resource: resourceIndicator,
   audience: z.string().min(1).optional().describe('Audience requested (sent as `audience`, RFC 8693 / vendor).'),
   timeout: duration('5s', 'Timeout of one token request.', { min: MIN_TIMEOUT_MS }),
 };
@@ -135,6 +138,41 @@ const tokenExchangeAuth = z
     "RFC 8693 token exchange: the caller's token is sent only to token_endpoint as subject_token; the result is cached per caller and scope set.",
   );
 
+/** A client of an OAuth authorization server reached through its metadata (user_oauth, consent.login). */
+const authorizationCodeClient = {
+  client_id: z.string().min(1).describe('Client id of the gateway at that authorization server.'),
+  client_secret: secret('Client secret; without it the gateway is a public client (PKCE only).').optional(),
+  auth_method: z
+    .enum(['client_secret_basic', 'client_secret_post'])
+    .default('client_secret_basic')
+    .describe('How client_secret is sent. Default: client_secret_basic.'),
+  timeout: duration('5s', 'Timeout of one request to that authorization server.', { min: MIN_TIMEOUT_MS }),
+};
+
+/** Longest a user's grant may be kept: a year (the store, not a timer, holds it). */
+const MAX_GRANT_TTL_MS = 8_760 * 3_600_000;
+
+const userOAuthAuth = z
+  .strictObject({
+    type: z.literal('user_oauth'),
+    issuer: strictUrl("Issuer of the upstream's own authorization server; its metadata is discovered (RFC 8414, then OpenID Connect)."),
+    ...authorizationCodeClient,
+    scope: scopeList('Scopes requested from each user.'),
+    resource: resourceIndicator,
+    header: z
+      .string()
+      .superRefine(rule(headerNameProblem))
+      .optional()
+      .describe('Send the user\'s token in this header (bare) instead of `Authorization: Bearer <token>`.'),
+    grant_ttl: duration('720h', 'How long a grant is kept after it was obtained or last refreshed.', {
+      min: 60_000,
+      max: MAX_GRANT_TTL_MS,
+    }),
+  })
+  .describe(
+    "Each user's own grant at the upstream's authorization server, obtained through a URL elicitation and the gateway's consent page (needs the top-level `consent` section).",
+  );
+
 const upstreamAuth = z
   .discriminatedUnion('type', [
     z.strictObject({ type: z.literal('none') }).describe('No credential towards the upstream.'),
@@ -153,6 +191,7 @@ const upstreamAuth = z
       .describe('A static custom header.'),
     clientCredentialsAuth,
     tokenExchangeAuth,
+    userOAuthAuth,
   ])
   .prefault({ type: 'none' })
   .describe('Credential the gateway sends upstream (the client token is never forwarded). Default: {type: none}.');
@@ -519,6 +558,22 @@ export const configSchema = z
       .prefault({})
       .describe(
         'Shared cache for introspection answers and session bindings: at most one of redis_url, redis_sentinel, redis_cluster.',
+      ),
+    consent: z
+      .strictObject({
+        login: z
+          .strictObject({
+            issuer: strictUrl(
+              "Where the person at the browser signs in (OpenID Connect). Default: the user_oauth routes' tokens.jwt.issuer.",
+            ).optional(),
+            ...authorizationCodeClient,
+          })
+          .describe("The gateway's OpenID Connect client at its own authorization server."),
+        link_ttl: duration('10m', 'Lifetime of a consent link (single use).', { min: 30_000, max: 600_000 }),
+      })
+      .optional()
+      .describe(
+        'The gateway\'s consent pages (under /consent/) for upstream.auth.type user_oauth: who opens a consent link must sign in as the caller it was made for.',
       ),
     routes: z.array(route).min(1, { error: 'at least one route is required' }).describe('Protected routes.'),
     signing_key: privateKey(

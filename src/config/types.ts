@@ -3,10 +3,14 @@ import type { Secret } from './secret.js';
 /** Durations in the compiled config are always milliseconds. */
 export type Milliseconds = number;
 
-/** How the gateway authenticates at a token endpoint. `privateKey` is a JWK or PEM text (private_key_jwt). */
+/**
+ * How the gateway authenticates at a token endpoint. `privateKey` is a JWK or PEM text (private_key_jwt); `none`
+ * is a public client (RFC 6749 §2.1, authorization code with PKCE), which sends only its client_id.
+ */
 export type TokenEndpointClientAuth =
   | { readonly method: 'client_secret_basic' | 'client_secret_post'; readonly clientSecret: Secret }
-  | { readonly method: 'private_key_jwt'; readonly privateKey: Secret };
+  | { readonly method: 'private_key_jwt'; readonly privateKey: Secret }
+  | { readonly method: 'none' };
 
 /** An OAuth token endpoint the gateway obtains upstream tokens from (client_credentials, token exchange). */
 export interface TokenEndpointSettings {
@@ -22,13 +26,45 @@ export interface TokenEndpointSettings {
   readonly timeout: Milliseconds;
 }
 
+/** A client of an authorization server found through its metadata: the authorization code grant with PKCE. */
+export interface AuthorizationCodeClient {
+  /** Issuer; its metadata is discovered (RFC 8414, then OpenID Connect). */
+  readonly issuer: string;
+  readonly clientId: string;
+  /** `none` without a client secret (public client). */
+  readonly clientAuth: TokenEndpointClientAuth;
+  /** Of one request to that authorization server. */
+  readonly timeout: Milliseconds;
+}
+
+/** `user_oauth`: each user's own grant at the upstream's authorization server, obtained with their consent. */
+export interface UserOAuthSettings extends AuthorizationCodeClient {
+  /** Requested from each user; empty → no `scope` parameter. */
+  readonly scopes: readonly string[];
+  /** RFC 8707 `resource`, when set. */
+  readonly resource: string | undefined;
+  /** Lowercase header carrying the user's token: `authorization` (as `Bearer <token>`) or a bare custom header. */
+  readonly header: string;
+  /** A grant is kept this long after it was obtained or last refreshed. */
+  readonly grantTtl: Milliseconds;
+}
+
 export type UpstreamAuth =
   | { readonly type: 'none' }
   | { readonly type: 'bearer'; readonly token: Secret }
   | { readonly type: 'header'; readonly name: string; readonly value: Secret }
   | ({ readonly type: 'client_credentials' } & TokenEndpointSettings)
   /** RFC 8693: the caller's token is the `subject_token`, sent to the token endpoint only. */
-  | ({ readonly type: 'token_exchange' } & TokenEndpointSettings);
+  | ({ readonly type: 'token_exchange' } & TokenEndpointSettings)
+  | ({ readonly type: 'user_oauth' } & UserOAuthSettings);
+
+/** The gateway's consent pages (user_oauth): who opens a consent link signs in at `login.issuer` first. */
+export interface ConsentSettings {
+  /** The gateway's OpenID Connect client; its issuer is the one the user_oauth routes' callers come from. */
+  readonly login: AuthorizationCodeClient;
+  /** Lifetime of a consent link (at most 10 minutes). */
+  readonly linkTtl: Milliseconds;
+}
 
 /** A gateway-signed JWT about the caller, sent upstream in `header`. */
 export interface IdentitySettings {
@@ -258,6 +294,8 @@ export interface CompiledConfig {
   /** Lookup by PRM path (shape A, plus shape B `/.well-known/oauth-protected-resource` when applicable). */
   readonly routesByMetadataPath: ReadonlyMap<string, CompiledRoute>;
   readonly cache: CacheSettings;
+  /** Present when a route uses `user_oauth`. */
+  readonly consent: ConsentSettings | undefined;
   readonly limits: LimitSettings;
   /** Private key (JWK or PEM text, EC P-256) signing identity assertions; absent → generated per process. */
   readonly signingKey: Secret | undefined;

@@ -3,6 +3,7 @@ import type { AuthContext } from '../auth/types.js';
 import { GatewayError } from '../errors.js';
 import { requiredScopes } from '../policy/required-scopes.js';
 import type { RouteRuntime } from '../runtime.js';
+import { singleHeader, type RequestFacts } from './facts.js';
 import { callerToken, type DecisionState } from './state.js';
 
 /** Step 5b: every scope the operation needs (route, method, then the tool, resource or prompt it names) → else 403. */
@@ -15,10 +16,23 @@ export function checkOperationScopes(entry: RouteRuntime, state: DecisionState):
 
 /**
  * Step 7: the headers the gateway sets upstream for this caller: the route's upstream credential (never the
- * caller's token) and, with `upstream.identity`, a signed identity assertion. 502 when no credential can be had.
+ * caller's token) and, with `upstream.identity`, a signed identity assertion. 502 when no credential can be had;
+ * a URL elicitation (elicitation_required) when a user_oauth route has no grant for the caller yet.
  */
-export async function resolveUpstreamHeaders(entry: RouteRuntime, auth: AuthContext, state: DecisionState): Promise<void> {
-  const credential = await entry.credentials.headersFor(auth, callerToken(state));
+export async function resolveUpstreamHeaders(
+  entry: RouteRuntime,
+  auth: AuthContext,
+  facts: RequestFacts,
+  state: DecisionState,
+  body: Buffer | undefined,
+): Promise<void> {
+  // A per-user grant (user_oauth) that is missing asks for consent in the form the request's revision takes.
+  const credential = await entry.credentials.headersFor(auth, callerToken(state), {
+    httpMethod: facts.method,
+    protocolVersion: singleHeader(facts.headers, 'mcp-protocol-version'),
+    message: state.message,
+    body,
+  });
   const { identity } = entry;
   state.upstreamHeaders = identity ? { ...credential, [identity.header]: await identity.assert(auth, state.scopes) } : credential;
 }

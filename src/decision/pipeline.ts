@@ -43,7 +43,7 @@ export async function authorize(facts: RequestFacts, state: DecisionState, body:
   const { entry, auth } = admitted(state);
   readMessage(entry, facts, state, body);
   checkOperationScopes(entry, state);
-  await resolveUpstreamHeaders(entry, auth, state);
+  await resolveUpstreamHeaders(entry, auth, facts, state, body);
 }
 
 /**
@@ -64,7 +64,7 @@ export async function authorizeWithoutBody(facts: RequestFacts, state: DecisionS
     if (hasUnparsableResourceUri(policy, message)) throw new GatewayError('invalid_params', { reason: 'unparsable_resource_uri' });
   }
   checkOperationScopes(entry, state);
-  await resolveUpstreamHeaders(entry, auth, state);
+  await resolveUpstreamHeaders(entry, auth, facts, state, undefined);
 }
 
 function admitted(state: DecisionState): { entry: RouteRuntime; auth: NonNullable<DecisionState['auth']> } {

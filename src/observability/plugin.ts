@@ -4,6 +4,7 @@ import type { Readable } from 'node:stream';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { pathOf } from '../decision/facts.js';
+import { CONSENT_PATH_PREFIX } from '../config/rules.js';
 import type { Runtime } from '../runtime.js';
 import { auditRecord } from './audit.js';
 import type { Readiness } from './health.js';
@@ -31,9 +32,9 @@ export interface RequestObserverOptions {
   readonly now?: () => number;
 }
 
-/** Health and metadata paths are not MCP traffic: they get no request metric and no audit line. */
+/** Health, metadata and consent pages are not MCP traffic: they get no request metric and no audit line. */
 function isMcpPath(path: string): boolean {
-  return !HEALTH_PATHS.has(path) && !path.startsWith('/.well-known/');
+  return !HEALTH_PATHS.has(path) && !path.startsWith('/.well-known/') && !path.startsWith(`${CONSENT_PATH_PREFIX}/`);
 }
 
 /** One request on an MCP path, from its start until its metric and audit line are written. */

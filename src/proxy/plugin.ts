@@ -284,6 +284,9 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       if (UPSTREAM_AUTH_FAILURES.has(response.statusCode)) {
         // Read and dropped (not destroyed), so the pooled connection stays usable.
         response.body.dump().catch(() => undefined);
+        // A per-user grant the upstream refused is dropped before answering: the next request asks for consent.
+        const { auth, upstreamHeaders } = admission.state;
+        if (response.statusCode === 401 && auth) await entry.credentials.upstreamRejected?.(auth, upstreamHeaders);
         options.sendError(request, reply, new GatewayError('upstream_rejected', { reason: `upstream_status_${response.statusCode}` }));
         return reply;
       }

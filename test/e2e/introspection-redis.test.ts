@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freeDemoPorts, freePort, demoConfig } from '../../examples/demo/stack.js';
+import { demoConfig, demoSecrets, freeDemoPorts, freePort } from '../../examples/demo/stack.js';
 import { startCalculator, type Calculator } from '../../examples/calculator/server.js';
 import { assembleGateway } from '../../src/assemble.js';
 import { devAuthServerOptionsFromConfig, startDevAuthServer, type DevAuthServer } from '../../src/authserver/index.js';
@@ -33,7 +32,7 @@ let results: { add: string | undefined; multiply: string | undefined };
 beforeAll(async () => {
   redis = await startRedis();
   const ports = await freeDemoPorts();
-  const config = await demoConfig(ports, { DEMO_INTROSPECTION_SECRET: randomBytes(24).toString('base64url') });
+  const config = await demoConfig(ports, demoSecrets());
   const capture = captureLogs();
   logs = capture.text;
   authServer = await startDevAuthServer({

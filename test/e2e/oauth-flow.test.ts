@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClientMetadataServer } from '../../src/client/client-metadata-server.js';
 import { headlessClientMetadata } from '../../examples/demo/headless-oauth-provider.js';
 import { freeDemoPorts, freePort, startDemoStack, type DemoStack } from '../../examples/demo/stack.js';
 import { captureLogs } from '../helpers/capture-logs.js';
+import { runScript } from '../helpers/run-script.js';
 import { connectTraced, eventsOf, REDIRECT_URL, type TracedClient } from './traced-client.js';
 
 let stack: DemoStack;
@@ -142,29 +142,10 @@ describe('MCP authorization through the gateway, official SDK client, real autho
   });
 });
 
-interface CliRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function runDemoClientCli(args: readonly string[]): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'examples/demo/client.ts', ...args], {
-      cwd: new URL('../..', import.meta.url),
-      env: { ...process.env, NODE_NO_WARNINGS: '1' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const runDemoClientCli = (args: readonly string[]) => runScript('examples/demo/client.ts', args);
 
 describe('npm run demo:client', () => {
-  it('runs the whole flow headlessly, prints every step and both results, and never a token', async () => {
+  it('runs the whole flow headlessly, prints every step and both results, then the user_oauth elicitation, consent and first notes call; never a token', async () => {
     const run = await runDemoClientCli(['--url', calc.href]);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
@@ -180,6 +161,13 @@ describe('npm run demo:client', () => {
       'add(2, 3) = 5',
       '403 insufficient_scope from the gateway: this operation needs scope "mcp:tools calc:write"',
       'multiply(6, 7) = 42',
+      `user_oauth: the notes server behind the gateway → ${stack.gatewayUrl}/notes/mcp`,
+      'URL elicitation (MCP error -32042): "Connect Notes (demo, your own account)',
+      `open ${stack.gatewayUrl}/consent/connect?link=… (single use`,
+      `browser: ${stack.gatewayUrl}/consent/callback → HTTP 200`,
+      '"Connected"',
+      'add_note = added note 1',
+      'list_notes:\n1. hello from the demo client',
     ]) {
       expect(run.stdout).toContain(line);
     }

@@ -98,6 +98,8 @@ function countingReads(inner: RedisStore): { store: CacheStore; reads: () => num
     get: (key) => ((reads += 1), inner.get(key)),
     set: (key, value, ttlMs) => inner.set(key, value, ttlMs),
     delete: (key) => inner.delete(key),
+    setIfAbsent: (key, value, ttlMs) => inner.setIfAbsent(key, value, ttlMs),
+    scan: (prefix, limit) => inner.scan(prefix, limit),
     takeToken: (key, bucket, nowMs) => inner.takeToken(key, bucket, nowMs),
     status: () => inner.status(),
     close: () => inner.close(),

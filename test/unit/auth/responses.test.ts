@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { errorResponse } from '../../../src/auth/responses.js';
-import { GatewayError, type GatewayErrorCode } from '../../../src/errors.js';
+import { GatewayError, type GatewayErrorCode, type UrlElicitation } from '../../../src/errors.js';
 
 /** Every code of the closed set, so a new one is covered by the checks below the day it is added. */
 const CODES: Readonly<Record<GatewayErrorCode, true>> = {
@@ -25,6 +25,7 @@ const CODES: Readonly<Record<GatewayErrorCode, true>> = {
   header_mismatch: true,
   rate_limited: true,
   too_many_streams: true,
+  elicitation_required: true,
   draining: true,
 };
 
@@ -60,5 +61,54 @@ describe('errorResponse: JSON-RPC error codes', () => {
     const response = errorResponse(new GatewayError(code), CHALLENGE, 7);
     expect(response.statusCode).toBe(status);
     expect((JSON.parse(response.body) as { error: { code: number } }).error.code).toBe(jsonRpcCode);
+  });
+});
+
+describe('errorResponse: URL elicitation of a consent link (user_oauth)', () => {
+  const link = { url: 'https://gw.example/consent/connect?link=abc', elicitationId: 'e-1' };
+  const elicitation = (answer: UrlElicitation['answer'], withLink = true): GatewayError =>
+    new GatewayError('elicitation_required', { elicitation: { answer, message: 'Connect Notes', ...(withLink ? { link } : {}) } });
+  const parse = (body: string) => JSON.parse(body) as Record<string, unknown>;
+
+  it('2025-11-25: HTTP 200 (so clients read a JSON-RPC error, not a transport failure), -32042 — the one code of -32000…-32099 MCP 2025-11-25 defines for it', () => {
+    const response = errorResponse(elicitation('url_elicitation_error'), CHALLENGE, 7);
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(parse(response.body)).toEqual({
+      jsonrpc: '2.0',
+      id: 7,
+      error: {
+        code: -32042,
+        message: 'This request requires connecting your account at the upstream service',
+        data: { elicitations: [{ mode: 'url', elicitationId: 'e-1', url: link.url, message: 'Connect Notes' }] },
+      },
+    });
+  });
+
+  it('2025-11-25 without a JSON-RPC answer to give: 403, id null', () => {
+    const response = errorResponse(elicitation('url_elicitation_refusal'), CHALLENGE, 7);
+    expect(response.statusCode).toBe(403);
+    expect(parse(response.body)).toMatchObject({ id: null, error: { code: -32042 } });
+  });
+
+  it('2026-07-28: InputRequiredResult, keyed by the elicitation id', () => {
+    const response = errorResponse(elicitation('input_required'), CHALLENGE, 'r');
+    expect(response.statusCode).toBe(200);
+    expect(parse(response.body)).toEqual({
+      jsonrpc: '2.0',
+      id: 'r',
+      result: { resultType: 'input_required', inputRequests: { 'e-1': { method: 'elicitation/create', params: { mode: 'url', message: 'Connect Notes', url: link.url } } } },
+    });
+  });
+
+  it.each<[UrlElicitation['answer'], boolean, number, number]>([
+    ['missing_capability', false, 400, -32021],
+    ['not_connected', false, 403, -32600],
+    ['url_elicitation_error', false, 403, -32600],
+  ])('%s (link: %s) → HTTP %i, JSON-RPC %i, no link', (answer, withLink, status, code) => {
+    const response = errorResponse(elicitation(answer, withLink), CHALLENGE, 7);
+    expect(response.statusCode).toBe(status);
+    expect(parse(response.body)).toMatchObject({ id: 7, error: { code } });
+    expect(response.body).not.toContain('/consent/');
   });
 });

@@ -1,6 +1,6 @@
 import { stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { introspectionClientsFromRoutes, resourcesFromRoutes } from '../../../src/authserver/from-config.js';
+import { devAuthServerOptionsFromConfig, introspectionClientsFromRoutes, resourcesFromRoutes } from '../../../src/authserver/from-config.js';
 import { parseConfig } from '../../../src/config/load.js';
 import type { CompiledConfig } from '../../../src/config/types.js';
 
@@ -20,8 +20,8 @@ function route(name: string, extra: Record<string, unknown>): Record<string, unk
   };
 }
 
-function compile(routes: Record<string, unknown>[]): CompiledConfig {
-  const result = parseConfig(stringify({ public_url: 'https://gw.example.com', routes }), {
+function compile(routes: Record<string, unknown>[], extra: Record<string, unknown> = {}): CompiledConfig {
+  const result = parseConfig(stringify({ public_url: 'https://gw.example.com', routes, ...extra }), {
     env: { INTROSPECTION_SECRET: 'introspection-secret' },
   });
   if (!result.ok) throw new Error(JSON.stringify(result.problems));
@@ -75,5 +75,59 @@ describe('introspectionClientsFromRoutes', () => {
       route('files', { tokens: { introspection: { ...INTROSPECTION, client_secret: 'other-secret' } } }),
     ]);
     expect(() => introspectionClientsFromRoutes(config.routes)).toThrow('"gateway"');
+  });
+});
+
+describe('devAuthServerOptionsFromConfig: --issuer registers what the config expects there', () => {
+  const notes = route('notes', {
+    tokens: { jwt: { issuer: 'https://as.example.com' } },
+    scopes_supported: ['mcp:tools'],
+    upstream: {
+      url: 'http://127.0.0.1:3002/mcp',
+      auth: {
+        type: 'user_oauth',
+        issuer: 'https://vendor.example.com',
+        client_id: 'gateway-at-notes',
+        client_secret: 'notes-secret',
+        scope: ['notes:read'],
+        resource: 'http://127.0.0.1:3002/mcp',
+      },
+    },
+  });
+  const config = compile([notes], { consent: { login: { client_id: 'gateway-consent', client_secret: 'consent-secret' } } });
+
+  it("at the gateway's issuer: the route's resource and the consent sign-in client with the login callback", () => {
+    const options = devAuthServerOptionsFromConfig(config, { autoApprove: true });
+    expect(options.issuer).toBe('https://as.example.com');
+    expect(options.resources.map((resource) => resource.resource)).toEqual(['https://gw.example.com/notes/mcp']);
+    expect(options.clients).toEqual([
+      {
+        client_id: 'gateway-consent',
+        client_secret: 'consent-secret',
+        redirect_uris: ['https://gw.example.com/consent/login/callback'],
+        grant_types: ['authorization_code'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ]);
+  });
+
+  it("at the vendor's issuer: the upstream resource with the route's scopes and the gateway's client with the consent callback", () => {
+    const options = devAuthServerOptionsFromConfig(config, { autoApprove: true, issuer: 'https://vendor.example.com' });
+    expect(options.resources).toEqual([{ resource: 'http://127.0.0.1:3002/mcp', scopes: ['notes:read'] }]);
+    expect(options.clients).toEqual([
+      {
+        client_id: 'gateway-at-notes',
+        client_secret: 'notes-secret',
+        redirect_uris: ['https://gw.example.com/consent/callback'],
+        grant_types: ['authorization_code', 'refresh_token'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
+    ]);
+  });
+
+  it('an issuer the config expects nothing at is refused', () => {
+    expect(() => devAuthServerOptionsFromConfig(config, { autoApprove: true, issuer: 'https://elsewhere.example.com' })).toThrow(
+      'the config expects nothing at https://elsewhere.example.com',
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, renderConsentPage, renderErrorPage, renderLoginPage } from '../../../src/authserver/pages.js';
+import { renderConsentPage, renderErrorPage, renderLoginPage } from '../../../src/authserver/pages.js';
+import { escapeHtml } from '../../../src/html.js';
 
 const HOSTILE = `<img src=x onerror="alert('1')">&`;
 

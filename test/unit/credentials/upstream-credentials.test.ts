@@ -5,7 +5,7 @@ import type { AuthContext } from '../../../src/auth/types.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { Secret } from '../../../src/config/secret.js';
 import type { UpstreamAuth } from '../../../src/config/types.js';
-import { createUpstreamCredentialProvider, type CredentialDeps } from '../../../src/proxy/upstream-credentials.js';
+import { createUpstreamCredentialProvider, type CredentialDeps } from '../../../src/credentials/upstream-credentials.js';
 
 const SECRET_VALUE = 'upstream-secret-canary';
 const CALLER_TOKEN = 'caller-token-canary';

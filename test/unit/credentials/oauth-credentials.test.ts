@@ -9,7 +9,7 @@ import { createRedisStore, type RedisStore } from '../../../src/cache/redis-stor
 import type { CacheStore } from '../../../src/cache/store.js';
 import { Secret } from '../../../src/config/secret.js';
 import type { TokenEndpointSettings } from '../../../src/config/types.js';
-import { createOAuthHeaders, type OAuthUpstreamAuth } from '../../../src/proxy/oauth-credentials.js';
+import { createOAuthHeaders, type OAuthUpstreamAuth } from '../../../src/credentials/oauth-credentials.js';
 import { deferred, json, startIntrospectionServer, type Reply, type TestIntrospectionServer } from '../../helpers/introspection-server.js';
 import { outcome } from '../../helpers/outcome.js';
 import { startRedis, uniquePrefix, type RedisHandle } from '../../helpers/redis.js';

@@ -5,7 +5,7 @@ import { basicCredentials } from '../auth/introspection-client.js';
 import { isJsonMediaType } from '../media-type.js';
 import { keyIdOf, parsePrivateKey, signingAlgorithmOf } from '../config/private-key.js';
 import type { Secret } from '../config/secret.js';
-import type { TokenEndpointSettings } from '../config/types.js';
+import type { TokenEndpointClientAuth, TokenEndpointSettings } from '../config/types.js';
 
 /** Why no usable token came back; a fixed set, safe as a log field (never the answer's text). */
 export type TokenRequestFailure =
@@ -21,6 +21,12 @@ export interface IssuedToken {
   readonly accessToken: string;
   /** `expires_in` in ms, when the answer carried one. */
   readonly expiresInMs: number | undefined;
+  /** `refresh_token`, when the answer carried one (authorization code and refresh grants). */
+  readonly refreshToken?: string;
+  /** `scope` as granted, when the answer named it (RFC 6749 §5.1: else the requested scope). */
+  readonly scope?: string;
+  /** OpenID Connect `id_token`, when the answer carried one. */
+  readonly idToken?: string;
 }
 
 export type TokenRequestResult =
@@ -48,40 +54,14 @@ const HEADER_SAFE_TOKEN = /^[\x21-\x7E]+$/;
  * configured scope, resource (RFC 8707) and audience go with every grant. Redirects are refused.
  */
 export function createTokenRequester(settings: TokenEndpointSettings, deps: TokenRequesterDeps = {}): TokenRequester {
-  const fetchImpl = deps.fetch ?? globalThis.fetch;
-  const now = deps.now ?? Date.now;
-  const { clientAuth } = settings;
-  const signer =
-    clientAuth.method === 'private_key_jwt' ? assertionSigner(clientAuth.privateKey, settings, now) : undefined;
-
+  const post = createClientPost(settings, deps);
   return async (grant) => {
     const form = new URLSearchParams(grant);
     if (settings.scopes.length > 0) form.set('scope', settings.scopes.join(' '));
     if (settings.resource !== undefined) form.set('resource', settings.resource);
     if (settings.audience !== undefined) form.set('audience', settings.audience);
-    const headers: Record<string, string> = {
-      'content-type': 'application/x-www-form-urlencoded',
-      accept: 'application/json',
-    };
-    if (clientAuth.method === 'client_secret_basic') {
-      headers.authorization = basicCredentials(settings.clientId, clientAuth.clientSecret.reveal());
-    } else {
-      form.set('client_id', settings.clientId);
-      if (clientAuth.method === 'client_secret_post') form.set('client_secret', clientAuth.clientSecret.reveal());
-      if (signer) {
-        form.set('client_assertion_type', CLIENT_ASSERTION_TYPE);
-        form.set('client_assertion', await signer());
-      }
-    }
-    let response: Response;
     try {
-      response = await fetchImpl(settings.tokenEndpoint, {
-        method: 'POST',
-        headers,
-        body: form,
-        redirect: 'error',
-        signal: AbortSignal.timeout(settings.timeout),
-      });
+      const response = await post(settings.tokenEndpoint, form);
       if (response.status !== 200) {
         await response.body?.cancel();
         return { ok: false, failure: statusFailure(response.status), status: response.status };
@@ -95,6 +75,51 @@ export function createTokenRequester(settings: TokenEndpointSettings, deps: Toke
     } catch (error) {
       return { ok: false, failure: error instanceof Error && error.name === 'TimeoutError' ? 'timeout' : 'network' };
     }
+  };
+}
+
+/** Asks an RFC 7009 revocation endpoint to revoke a token; true when it answered 200. Never throws. */
+export type TokenRevoker = (endpoint: URL, token: string, hint: 'access_token' | 'refresh_token') => Promise<boolean>;
+
+export function createTokenRevoker(settings: TokenEndpointSettings, deps: TokenRequesterDeps = {}): TokenRevoker {
+  const post = createClientPost(settings, deps);
+  return async (endpoint, token, hint) => {
+    try {
+      const response = await post(endpoint, new URLSearchParams({ token, token_type_hint: hint }));
+      await response.body?.cancel();
+      return response.status === 200;
+    } catch {
+      return false;
+    }
+  };
+}
+
+/**
+ * POSTs a form to one of the authorization server's endpoints, authenticating as configured; redirects are
+ * refused and the whole exchange is bounded by the configured timeout. Rejects on network failure and timeout.
+ */
+function createClientPost(settings: TokenEndpointSettings, deps: TokenRequesterDeps): (url: URL, form: URLSearchParams) => Promise<Response> {
+  const fetchImpl = deps.fetch ?? globalThis.fetch;
+  const { clientAuth } = settings;
+  const signer =
+    clientAuth.method === 'private_key_jwt' ? assertionSigner(clientAuth.privateKey, settings, deps.now ?? Date.now) : undefined;
+  return async (url, form) => {
+    const headers: Record<string, string> = {
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    };
+    if (clientAuth.method === 'client_secret_basic') {
+      headers.authorization = basicCredentials(settings.clientId, clientAuth.clientSecret.reveal());
+    } else {
+      // client_secret_post, private_key_jwt and public clients (`none`) all name themselves in the form.
+      form.set('client_id', settings.clientId);
+      if (clientAuth.method === 'client_secret_post') form.set('client_secret', clientAuth.clientSecret.reveal());
+      if (signer) {
+        form.set('client_assertion_type', CLIENT_ASSERTION_TYPE);
+        form.set('client_assertion', await signer());
+      }
+    }
+    return fetchImpl(url, { method: 'POST', headers, body: form, redirect: 'error', signal: AbortSignal.timeout(settings.timeout) });
   };
 }
 
@@ -117,6 +142,18 @@ function assertionSigner(privateKey: Secret, settings: TokenEndpointSettings, no
       .setJti(randomUUID())
       .sign(key);
   };
+}
+
+/** The text of the credential a client authenticates with (empty for a public client), for keyed digests. */
+export function clientCredentialText(clientAuth: TokenEndpointClientAuth): string {
+  switch (clientAuth.method) {
+    case 'private_key_jwt':
+      return clientAuth.privateKey.reveal();
+    case 'none':
+      return '';
+    default:
+      return clientAuth.clientSecret.reveal();
+  }
 }
 
 function statusFailure(status: number): TokenRequestFailure {
@@ -144,5 +181,23 @@ function interpret(text: string): TokenRequestResult {
   if (seconds !== undefined && (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0)) {
     return { ok: false, failure: 'malformed' };
   }
-  return { ok: true, token: { accessToken, expiresInMs: seconds === undefined ? undefined : seconds * 1000 } };
+  const token: IssuedToken = { accessToken, expiresInMs: seconds === undefined ? undefined : seconds * 1000 };
+  const { refresh_token: refreshToken, scope, id_token: idToken } = document;
+  // What else an answer carries is optional; a present value of the wrong shape is a malformed answer.
+  if (!isOptionalString(refreshToken, HEADER_SAFE_TOKEN) || !isOptionalString(scope) || !isOptionalString(idToken)) {
+    return { ok: false, failure: 'malformed' };
+  }
+  return {
+    ok: true,
+    token: {
+      ...token,
+      ...(refreshToken === undefined ? {} : { refreshToken }),
+      ...(scope === undefined ? {} : { scope }),
+      ...(idToken === undefined ? {} : { idToken }),
+    },
+  };
+}
+
+function isOptionalString(value: unknown, pattern?: RegExp): value is string | undefined {
+  return value === undefined || (typeof value === 'string' && (pattern === undefined || pattern.test(value)));
 }

@@ -5,7 +5,7 @@ import { createValueSealer } from '../cache/sealed-value.js';
 import type { CacheStore } from '../cache/store.js';
 import type { TokenEndpointSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import { createTokenRequester, type IssuedToken, type TokenRequester } from './token-endpoint.js';
+import { clientCredentialText, createTokenRequester, type IssuedToken, type TokenRequester } from './token-endpoint.js';
 
 export type OAuthUpstreamAuth = ({ readonly type: 'client_credentials' } | { readonly type: 'token_exchange' }) &
   TokenEndpointSettings;
@@ -55,12 +55,11 @@ export function createOAuthHeaders(auth: OAuthUpstreamAuth, deps: OAuthCredentia
   const now = deps.now ?? Date.now;
   const requestToken: TokenRequester = createTokenRequester(auth, { fetch: deps.fetch, now });
   const sealer = createValueSealer(deps.keySecret, 'upstream token');
-  const credential = auth.clientAuth.method === 'private_key_jwt' ? auth.clientAuth.privateKey : auth.clientAuth.clientSecret;
   const namespace = [
     auth.type,
     auth.tokenEndpoint.href,
     auth.clientId,
-    keyedDigest(deps.keySecret, [credential.reveal()]),
+    keyedDigest(deps.keySecret, [clientCredentialText(auth.clientAuth)]),
     auth.scopes.join(' '),
     auth.resource ?? '',
     auth.audience ?? '',

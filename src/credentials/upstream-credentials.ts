@@ -1,6 +1,8 @@
 import type { AuthContext } from '../auth/types.js';
 import type { UpstreamAuth } from '../config/types.js';
+import type { ElicitationRequest } from '../consent/elicitation.js';
 import { createOAuthHeaders, type OAuthCredentialDeps } from './oauth-credentials.js';
+import type { UserGrants } from './user-oauth.js';
 
 /**
  * Headers that authenticate the gateway to one route's upstream. Takes the caller's AuthContext and token so that
@@ -8,11 +10,20 @@ import { createOAuthHeaders, type OAuthCredentialDeps } from './oauth-credential
  * configured exchange endpoint as `subject_token`, never to the upstream, and is never among the headers.
  */
 export interface UpstreamCredentialProvider {
-  headersFor(auth: AuthContext, subjectToken: string): Promise<Readonly<Record<string, string>>>;
+  /** `request`: what a per-user grant needs to ask for consent in the request's own protocol revision. */
+  headersFor(auth: AuthContext, subjectToken: string, request?: ElicitationRequest): Promise<Readonly<Record<string, string>>>;
+  /**
+   * The upstream answered 401 to a request sent with `sent`: a per-user grant (user_oauth) is dropped so the next
+   * request asks for consent again. Never throws.
+   */
+  upstreamRejected?(auth: AuthContext, sent: Readonly<Record<string, string>>): Promise<void>;
 }
 
-/** What OAuth-based credentials need: the cache store and key secret, and injectable fetch and clock. */
-export type CredentialDeps = OAuthCredentialDeps;
+/**
+ * What OAuth-based credentials need: the cache store and key secret, injectable fetch and clock, and for
+ * user_oauth the route's grants (built with the consent pages, src/consent/).
+ */
+export type CredentialDeps = OAuthCredentialDeps & { readonly userGrants?: UserGrants };
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -33,6 +44,9 @@ export function createUpstreamCredentialProvider(auth: UpstreamAuth, deps: Crede
     case 'client_credentials':
     case 'token_exchange':
       return { headersFor: createOAuthHeaders(auth, deps) };
+    case 'user_oauth':
+      if (!deps.userGrants) throw new Error('user_oauth needs the consent section');
+      return deps.userGrants;
     default: {
       const unknown: never = auth;
       throw new Error(`unsupported upstream auth type: ${(unknown as { type: string }).type}`);

@@ -1,0 +1,723 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { UrlElicitationRequiredError, type ElicitRequestURLParams } from '@modelcontextprotocol/sdk/types.js';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ConsentBrowser, completeConsentHeadlessly } from '../../examples/demo/headless-consent.js';
+import { HeadlessOAuthClientProvider } from '../../examples/demo/headless-oauth-provider.js';
+import { connectWithOAuth, type OAuthSession } from '../../examples/demo/oauth-session.js';
+import { startNotes, type NotesServer } from '../../examples/notes/server.js';
+import { assembleGateway } from '../../src/assemble.js';
+import { devAuthServerOptionsFromConfig, startDevAuthServer, type DevAuthServer } from '../../src/authserver/index.js';
+import { createMemoryStore } from '../../src/cache/memory-store.js';
+import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
+import { createGrantStore, type UserGrant } from '../../src/consent/grant-store.js';
+import type { Gateway } from '../../src/server.js';
+import { captureLogs } from '../helpers/capture-logs.js';
+import { compileOrThrow } from '../helpers/gateway.js';
+import { freePort } from '../helpers/net.js';
+import { runScript } from '../helpers/run-script.js';
+import { spawnRedis, startRedis, uniquePrefix, type RedisHandle } from '../helpers/redis.js';
+import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../helpers/redis-timeouts.js';
+import { jsonRpcEcho, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+
+/**
+ * user_oauth end to end: the gateway, its own development authorization server, a second one as the notes
+ * server's ("vendor") authorization server, the example notes MCP server, a real Redis, and the official SDK
+ * client declaring URL elicitation. Users sign in as whoever the test says (signInAs).
+ */
+
+const KEY_SECRET = 'user-oauth-key-secret-0123456789abcdef';
+const CONSENT_SECRET = 'consent-client-secret-canary-5c1e';
+const NOTES_SECRET = 'notes-client-secret-canary-77d0';
+const URL_ELICITATION = { elicitation: { url: {} } };
+const REDIRECT_URL = 'http://127.0.0.1/oauth/callback';
+const DEV_TOKEN_TTL_MS = 300_000;
+
+let redis: RedisHandle;
+let raw: Redis;
+let keyPrefix: string;
+let yaml: string;
+let gatewayAs: DevAuthServer;
+let vendorAs: DevAuthServer;
+let notes: NotesServer;
+let echo: TestUpstream;
+let gateway: Gateway;
+let gatewayUrl: string;
+let notesRoute: URL;
+let vendorOrigin: string;
+const logs = captureLogs();
+
+/** Who the next sign-in is, at the gateway's authorization server; at the vendor it is `<user>-at-notes`. */
+let user = 'alice';
+/** Added to the gateway's clock (its view of the vendor tokens' expiry). */
+let clockOffset = 0;
+const now = () => Date.now() + clockOffset;
+
+/** The gateway's outgoing requests to the vendor: counted, observable, breakable. */
+const vendor = {
+  down: false,
+  /** Rewrites a token endpoint answer (the vendor misbehaving). */
+  rewrite: undefined as ((answer: Record<string, unknown>) => Record<string, unknown>) | undefined,
+  grants: [] as string[],
+  /** Token endpoint requests, answered or not. */
+  attempts: 0,
+  /** Every access and refresh token the vendor issued, for the scans. */
+  tokens: new Set<string>(),
+  revocations: 0,
+};
+
+const vendorFetch: typeof fetch = async (input, init) => {
+  const url = new URL(input instanceof Request ? input.url : input.toString());
+  if (url.origin !== vendorOrigin) return fetch(input, init);
+  if (url.pathname === '/token') vendor.attempts += 1;
+  if (vendor.down) throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
+  if (url.pathname === '/token/revocation') vendor.revocations += 1;
+  const response = await fetch(input, init);
+  if (url.pathname !== '/token') return response;
+  vendor.grants.push(new URLSearchParams(typeof init?.body === 'string' || init?.body instanceof URLSearchParams ? init.body : undefined).get('grant_type') ?? '');
+  const answer = (await response.json()) as Record<string, unknown>;
+  for (const name of ['access_token', 'refresh_token']) if (typeof answer[name] === 'string') vendor.tokens.add(answer[name]);
+  const rewritten = vendor.rewrite ? vendor.rewrite(answer) : answer;
+  return new Response(JSON.stringify(rewritten), { status: response.status, headers: { 'content-type': 'application/json' } });
+};
+
+const sessions: OAuthSession[] = [];
+const gatewayTokens = new Set<string>();
+const links = new Set<string>();
+
+function configYaml(ports: { gateway: number; as: number; vendor: number; notes: number }, echoUrl: string): string {
+  return `
+listen: { host: 127.0.0.1, port: ${ports.gateway} }
+public_url: http://127.0.0.1:${ports.gateway}
+cache: { redis_url: "${redis.url}", key_secret: "${KEY_SECRET}", key_prefix: "${keyPrefix}" }
+consent:
+  login: { client_id: gateway-consent, client_secret: "\${env:CONSENT_SECRET}" }
+routes:
+  - name: notes
+    path: /notes/mcp
+    resource_name: Notes
+    upstream:
+      url: http://127.0.0.1:${ports.notes}/mcp
+      auth:
+        type: user_oauth
+        issuer: http://127.0.0.1:${ports.vendor}
+        client_id: gateway-at-notes
+        client_secret: "\${env:NOTES_SECRET}"
+        scope: [notes:read]
+        resource: http://127.0.0.1:${ports.notes}/mcp
+    authorization_servers: [http://127.0.0.1:${ports.as}]
+    tokens: { jwt: { issuer: http://127.0.0.1:${ports.as}, algorithms: [ES256] } }
+    policy: { scopes: [mcp:tools] }
+  # The same vendor account, its token sent in a custom header to an upstream that records what it gets.
+  - name: echo
+    path: /echo/mcp
+    upstream:
+      url: ${echoUrl}
+      auth:
+        type: user_oauth
+        issuer: http://127.0.0.1:${ports.vendor}
+        client_id: gateway-at-notes
+        client_secret: "\${env:NOTES_SECRET}"
+        scope: [notes:read]
+        resource: ${echoUrl}
+        header: X-Notes-Token
+    authorization_servers: [http://127.0.0.1:${ports.as}]
+    tokens: { jwt: { issuer: http://127.0.0.1:${ports.as}, algorithms: [ES256] } }
+    policy: { scopes: [mcp:tools] }
+`;
+}
+
+const ENV = { CONSENT_SECRET, NOTES_SECRET };
+
+beforeAll(async () => {
+  redis = await startRedis();
+  raw = new Redis(redis.url);
+  keyPrefix = uniquePrefix('user-oauth');
+  const ports = { gateway: await freePort(), as: await freePort(), vendor: await freePort(), notes: await freePort() };
+  echo = await startTestUpstream();
+  echo.respondWith(jsonRpcEcho);
+  yaml = configYaml(ports, echo.url);
+  const config = compileOrThrow(yaml, ENV);
+  gatewayAs = await startDevAuthServer({ ...devAuthServerOptionsFromConfig(config, { autoApprove: true }), signInAs: () => user });
+  const vendorIssuer = `http://127.0.0.1:${ports.vendor}`;
+  vendorAs = await startDevAuthServer({
+    ...devAuthServerOptionsFromConfig(config, { autoApprove: true, issuer: vendorIssuer }),
+    signInAs: () => `${user}-at-notes`,
+  });
+  vendorOrigin = vendorAs.issuer;
+  notes = await startNotes({ port: ports.notes, issuer: vendorAs.issuer, jwksUri: vendorAs.jwksUri, resource: `http://127.0.0.1:${ports.notes}/mcp` });
+  gateway = assembleGateway(config, { logger: logs.logger, fetch: vendorFetch, now });
+  await gateway.app.listen({ host: '127.0.0.1', port: ports.gateway });
+  await gateway.warm();
+  gatewayUrl = `http://127.0.0.1:${ports.gateway}`;
+  notesRoute = new URL(`${gatewayUrl}/notes/mcp`);
+});
+
+afterAll(async () => {
+  await Promise.allSettled(sessions.map((session) => session.close()));
+  await gateway.close();
+  await Promise.all([notes.close(), echo.close(), gatewayAs.close(), vendorAs.close()]);
+  raw.disconnect();
+  await redis.stop();
+});
+
+beforeEach(() => {
+  Object.assign(vendor, { down: false, rewrite: undefined, revocations: 0, attempts: 0 });
+  vendor.grants.length = 0;
+  clockOffset = 0;
+});
+
+/** The MCP client of `who`: OAuth at the gateway's authorization server as `who`, URL elicitation declared. */
+function clientOf(who: string): HeadlessOAuthClientProvider {
+  user = who;
+  return new HeadlessOAuthClientProvider({ redirectUrl: REDIRECT_URL, refreshTokens: false });
+}
+
+async function connect(provider: HeadlessOAuthClientProvider): Promise<OAuthSession> {
+  const session = await connectWithOAuth(notesRoute, provider, { capabilities: URL_ELICITATION });
+  sessions.push(session);
+  const token = provider.tokens()?.access_token;
+  if (token) gatewayTokens.add(token);
+  return session;
+}
+
+/** Connecting as `who` runs into the URL elicitation; its one URL elicitation. */
+async function elicited(provider: HeadlessOAuthClientProvider): Promise<ElicitRequestURLParams> {
+  const error: unknown = await connect(provider).then(
+    () => new Error('connected without consent'),
+    (failure: unknown) => failure,
+  );
+  const token = provider.tokens()?.access_token;
+  if (token) gatewayTokens.add(token);
+  expect(error).toBeInstanceOf(UrlElicitationRequiredError);
+  const [elicitation] = (error as UrlElicitationRequiredError).elicitations;
+  if (elicitation?.mode !== 'url') throw new Error('no URL elicitation');
+  links.add(new URL(elicitation.url).searchParams.get('link') ?? '');
+  return elicitation;
+}
+
+async function connected(who: string): Promise<{ provider: HeadlessOAuthClientProvider; session: OAuthSession }> {
+  const provider = clientOf(who);
+  const elicitation = await elicited(provider);
+  user = who;
+  const consent = await completeConsentHeadlessly(new URL(elicitation.url), { decision: 'allow' });
+  expect(consent.heading).toBe('Connected');
+  return { provider, session: await connect(provider) };
+}
+
+async function callText(session: OAuthSession, name: string, args: Record<string, string> = {}): Promise<string> {
+  const result = (await session.client.callTool({ name, arguments: args })) as { content: { type: string; text: string }[] };
+  return result.content[0]?.text ?? '';
+}
+
+/** A store of this suite's Redis prefix, connected. */
+async function connectedStore(): Promise<RedisStore> {
+  const store = createRedisStore({ url: redis.url, keyPrefix, commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS });
+  expect(await store.whenReady(10_000)).toBe(true);
+  return store;
+}
+
+async function grantOf(subject: string): Promise<UserGrant | undefined> {
+  const store = await connectedStore();
+  try {
+    const found = await createGrantStore(store, Buffer.from(KEY_SECRET)).get({ issuer: gatewayAs.issuer, subject }, 'notes');
+    if (found.kind === 'unavailable') throw new Error('the grant store did not answer');
+    return found.kind === 'found' ? found.value : undefined;
+  } finally {
+    await store.close();
+  }
+}
+
+const auditLines = () => logs.lines.filter((line) => line.includes('"grant audit"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+
+function post(body: Record<string, unknown>, token: string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(notesRoute, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+describe('user_oauth: URL elicitation, consent, first call (SDK client with URL elicitation, two real authorization servers, Redis)', () => {
+  it('no grant → the SDK client gets URLElicitationRequiredError (-32042) naming a single-use consent link on the gateway; consent; the first call works with the vendor token', async () => {
+    const provider = clientOf('alice');
+    const elicitation = await elicited(provider);
+    expect(elicitation.url).toMatch(new RegExp(`^${gatewayUrl}/consent/connect\\?link=[A-Za-z0-9_-]{43}$`));
+    expect(elicitation.elicitationId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(elicitation.message).toContain('Notes');
+
+    user = 'alice';
+    const consent = await completeConsentHeadlessly(new URL(elicitation.url), { decision: 'allow' });
+    expect(consent).toMatchObject({ status: 200, heading: 'Connected' });
+    expect(consent.visited).toEqual(expect.arrayContaining([`${gatewayAs.issuer}/auth`, `${vendorAs.issuer}/auth`, `${gatewayUrl}/consent/callback`]));
+    expect(vendor.grants).toEqual(['authorization_code']);
+
+    const session = await connect(provider);
+    expect(await callText(session, 'add_note', { text: 'alice note' })).toBe('added note 1');
+    expect(await callText(session, 'list_notes')).toBe('1. alice note');
+    const granted = auditLines().find((line) => line.action === 'grant' && line.outcome === 'ok');
+    expect(granted).toMatchObject({ route: 'notes', by: 'user' });
+    expect(granted?.principal).toMatch(/^[\w-]{22}$/);
+  });
+
+  it('isolation: a second principal connects their own account and never sees the first one\'s notes', async () => {
+    const bob = await connected('bob');
+    expect(await callText(bob.session, 'list_notes')).toBe('(no notes)');
+    expect(await callText(bob.session, 'add_note', { text: 'bob note' })).toBe('added note 1');
+    const alice = await connect(clientOf('alice'));
+    // alice's grant from the first test (same Redis): her notes, not bob's.
+    expect(await callText(alice, 'list_notes')).toBe('1. alice note');
+    expect((await grantOf('alice'))?.accessToken).not.toBe((await grantOf('bob'))?.accessToken);
+  });
+
+  it('a consent link sent to someone else → 403 "Wrong account"; nothing connected for either; the vendor is never reached', async () => {
+    const elicitation = await elicited(clientOf('carol'));
+    user = 'mallory';
+    const consent = await completeConsentHeadlessly(new URL(elicitation.url), { decision: 'allow' });
+    expect(consent).toMatchObject({ status: 403, heading: 'Wrong account' });
+    expect(consent.visited.some((url) => url.startsWith(vendorAs.issuer))).toBe(false);
+    expect(await grantOf('carol')).toBeUndefined();
+    expect(await grantOf('mallory')).toBeUndefined();
+    expect(auditLines().at(-1)).toMatchObject({ action: 'grant', outcome: 'denied', reason: 'signed_in_as_another_principal' });
+    expect(consent.html).not.toContain('carol');
+    expect(consent.html).not.toContain('mallory');
+  });
+
+  it('a replayed consent link → "Link expired" (single use)', async () => {
+    const elicitation = await elicited(clientOf('carol'));
+    const first = await new ConsentBrowser().walk(new URL(elicitation.url), { decision: 'deny' });
+    expect(first).toMatchObject({ kind: 'page', heading: 'Not connected' });
+    const replay = await new ConsentBrowser().walk(new URL(elicitation.url), { decision: 'allow' });
+    expect(replay).toMatchObject({ kind: 'page', status: 400, heading: 'Link expired' });
+    expect(await grantOf('carol')).toBeUndefined();
+  });
+
+  it('state mismatch at the login callback and at the vendor callback → "Not connected"; no grant', async () => {
+    const tamper = (url: URL) => {
+      url.searchParams.set('state', 'x'.repeat(43));
+      return url;
+    };
+    for (const path of ['/consent/login/callback', '/consent/callback']) {
+      const elicitation = await elicited(clientOf('dave'));
+      const browser = new ConsentBrowser();
+      const stopped = await browser.walk(new URL(elicitation.url), { decision: 'allow', stopBefore: (next) => next.pathname === path });
+      if (stopped.kind !== 'stopped') throw new Error(`never reached ${path}`);
+      const result = await browser.walk(tamper(stopped.next), { decision: 'allow' });
+      expect(result).toMatchObject({ kind: 'page', status: 400, heading: 'Not connected' });
+    }
+    expect(await grantOf('dave')).toBeUndefined();
+    expect(vendor.grants).toEqual([]);
+  });
+
+  it('a vendor code issued for another principal\'s flow is refused (PKCE): no grant for either', async () => {
+    const atCallback = (next: URL) => next.pathname === '/consent/callback';
+    const erinLink = await elicited(clientOf('erin'));
+    user = 'erin';
+    const erin = new ConsentBrowser();
+    const erinStop = await erin.walk(new URL(erinLink.url), { decision: 'allow', stopBefore: atCallback });
+    const frankLink = await elicited(clientOf('frank'));
+    user = 'frank';
+    const frankStop = await new ConsentBrowser().walk(new URL(frankLink.url), { decision: 'allow', stopBefore: atCallback });
+    if (erinStop.kind !== 'stopped' || frankStop.kind !== 'stopped') throw new Error('flows did not reach the callback');
+
+    const swapped = new URL(erinStop.next);
+    swapped.searchParams.set('code', frankStop.next.searchParams.get('code') ?? '');
+    const result = await erin.walk(swapped, { decision: 'allow' });
+    expect(result).toMatchObject({ kind: 'page', status: 400, heading: 'Not connected' });
+    expect(vendor.grants).toEqual(['authorization_code']);
+    expect(await grantOf('erin')).toBeUndefined();
+    expect(await grantOf('frank')).toBeUndefined();
+    expect(auditLines().at(-1)).toMatchObject({ action: 'grant', outcome: 'failed', reason: 'token_endpoint_refused_400' });
+  });
+
+  it.each([
+    ['without access_token', (answer: Record<string, unknown>) => ({ ...answer, access_token: undefined }), 'token_endpoint_malformed'],
+    ['with token_type DPoP', (answer: Record<string, unknown>) => ({ ...answer, token_type: 'DPoP' }), 'token_endpoint_unsupported_token_type'],
+  ])('a vendor token response %s → "Not connected"; nothing stored', async (_title, rewrite, reason) => {
+    const elicitation = await elicited(clientOf('grace'));
+    vendor.rewrite = rewrite;
+    user = 'grace';
+    const consent = await completeConsentHeadlessly(new URL(elicitation.url), { decision: 'allow' });
+    expect(consent).toMatchObject({ status: 400, heading: 'Not connected' });
+    expect(await grantOf('grace')).toBeUndefined();
+    expect(auditLines().at(-1)).toMatchObject({ action: 'grant', outcome: 'failed', reason });
+  });
+});
+
+describe('user_oauth: what the upstream receives', () => {
+  it('upstream.auth.header: the user\'s vendor token in that header, bare; never the caller\'s token or an Authorization header', async () => {
+    const route = new URL(`${gatewayUrl}/echo/mcp`);
+    const provider = clientOf('alice');
+    const error: unknown = await connectWithOAuth(route, provider, { capabilities: URL_ELICITATION }).catch((failure: unknown) => failure);
+    expect(error).toBeInstanceOf(UrlElicitationRequiredError);
+    const [elicitation] = (error as UrlElicitationRequiredError).elicitations;
+    user = 'alice';
+    expect(await completeConsentHeadlessly(new URL(elicitation?.mode === 'url' ? elicitation.url : ''), { decision: 'allow' })).toMatchObject({ heading: 'Connected' });
+    const caller = provider.tokens()?.access_token ?? '';
+    echo.requests.length = 0;
+    const response = await fetch(route, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${caller}`, 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(200);
+    const [received] = echo.requests;
+    expect(vendor.tokens.has(String(received?.headers['x-notes-token']))).toBe(true);
+    expect(received?.headers.authorization).toBeUndefined();
+    expect(JSON.stringify(received)).not.toContain(caller);
+  });
+});
+
+describe('user_oauth: the wire forms of the elicitation', () => {
+  let token: string;
+
+  beforeAll(async () => {
+    const provider = clientOf('henry');
+    await elicited(provider);
+    token = provider.tokens()?.access_token ?? '';
+  });
+
+  it('2025-11-25 request → HTTP 200, JSON-RPC error -32042 with the request id and data.elicitations', async () => {
+    const response = await post({ jsonrpc: '2.0', id: 'req-7', method: 'tools/call', params: { name: 'list_notes' } }, token, { 'mcp-protocol-version': '2025-11-25' });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { id: unknown; error: { code: number; data: { elicitations: Record<string, unknown>[] } } };
+    expect(body.id).toBe('req-7');
+    expect(body.error.code).toBe(-32042);
+    expect(body.error.data.elicitations).toEqual([
+      { mode: 'url', elicitationId: expect.any(String) as string, url: expect.stringContaining('/consent/connect?link=') as string, message: expect.any(String) as string },
+    ]);
+  });
+
+  it('2025-11-25 notification (no JSON-RPC answer possible) → HTTP 403 with the same error, id null', async () => {
+    const response = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, token);
+    expect(response.status).toBe(403);
+    expect(await response.json()).toMatchObject({ id: null, error: { code: -32042 } });
+  });
+
+  it('2026-07-28 tools/call from a client declaring URL elicitation → InputRequiredResult with an elicitation/create URL request (no -32042)', async () => {
+    const meta = { 'io.modelcontextprotocol/clientCapabilities': URL_ELICITATION, 'io.modelcontextprotocol/protocolVersion': '2026-07-28' };
+    const response = await post(
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_notes', _meta: meta } },
+      token,
+      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'list_notes' },
+    );
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).not.toContain('-32042');
+    const body = JSON.parse(text) as { id: number; result: { resultType: string; inputRequests: Record<string, { method: string; params: Record<string, unknown> }> } };
+    expect(body.id).toBe(3);
+    expect(body.result.resultType).toBe('input_required');
+    const requests = Object.values(body.result.inputRequests);
+    expect(requests).toEqual([{ method: 'elicitation/create', params: { mode: 'url', message: expect.any(String) as string, url: expect.stringContaining('/consent/connect?link=') as string } }]);
+  });
+
+  it('2026-07-28 tools/call without the URL elicitation capability → 400 MissingRequiredClientCapability (-32021)', async () => {
+    const response = await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'list_notes' } }, token, {
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'list_notes',
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      jsonrpc: '2.0',
+      id: 4,
+      error: { code: -32021, message: 'Client must support URL elicitation', data: { requiredCapabilities: URL_ELICITATION } },
+    });
+  });
+
+  it('2026-07-28 request that may not carry an InputRequiredResult (tools/list) → 403 without a link', async () => {
+    const response = await post({ jsonrpc: '2.0', id: 5, method: 'tools/list' }, token, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' });
+    expect(response.status).toBe(403);
+    const text = await response.text();
+    expect(text).not.toContain('/consent/');
+    expect(JSON.parse(text)).toMatchObject({ id: 5, error: { code: -32600 } });
+  });
+});
+
+/** A tools/call of list_notes through one gateway replica, in the caller's MCP session. */
+function listNotesThrough(replica: Gateway, token: string, sessionId: string) {
+  return replica.app.inject({
+    method: 'POST',
+    url: '/notes/mcp',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId },
+    payload: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/call', params: { name: 'list_notes', arguments: {} } }),
+  });
+}
+
+describe('user_oauth: refresh, vendor faults, revocation', () => {
+  it('refresh before expiry: one refresh however many concurrent calls, across two gateway replicas; the refresh token rotates', async () => {
+    const { session } = await connected('ivan');
+    const before = await grantOf('ivan');
+    const replica = assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: await connectedStore() });
+    try {
+      await replica.warm();
+      clockOffset = DEV_TOKEN_TTL_MS - 30_000;
+      vendor.grants.length = 0;
+      const sessionId = session.transport.sessionId ?? '';
+      const token = [...gatewayTokens].at(-1) ?? '';
+      const viaReplica = () => listNotesThrough(replica, token, sessionId);
+      const results = await Promise.all([callText(session, 'list_notes'), callText(session, 'list_notes'), viaReplica(), viaReplica(), callText(session, 'list_notes')]);
+      expect(results.filter((result) => result === '(no notes)')).toHaveLength(3);
+      expect(results.filter((result) => typeof result !== 'string').map((result) => (result as { statusCode: number }).statusCode)).toEqual([200, 200]);
+      expect(vendor.grants).toEqual(['refresh_token']);
+      const after = await grantOf('ivan');
+      expect(after?.refreshToken).toBeDefined();
+      expect(after?.refreshToken).not.toBe(before?.refreshToken);
+      expect(after?.accessToken).not.toBe(before?.accessToken);
+      expect(auditLines().filter((line) => line.action === 'refresh')).toHaveLength(1);
+    } finally {
+      await replica.close();
+    }
+  });
+
+  it('an expired grant on two replicas at once: one refresh; the other waits for its result and never reuses the rotated refresh token', async () => {
+    const { session } = await connected('ivy');
+    const token = [...gatewayTokens].at(-1) ?? '';
+    const sessionId = session.transport.sessionId ?? '';
+    const replicas = await Promise.all(
+      [0, 1].map(async () => assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: await connectedStore() })),
+    );
+    try {
+      await Promise.all(replicas.map((replica) => replica.warm()));
+      clockOffset = DEV_TOKEN_TTL_MS + 1_000;
+      vendor.grants.length = 0;
+      const call = (replica: Gateway) => listNotesThrough(replica, token, sessionId);
+      const answers = await Promise.all([...replicas, ...replicas].map(call));
+      expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200, 200, 200]);
+      expect(vendor.grants).toEqual(['refresh_token']);
+      expect(await grantOf('ivy')).toBeDefined();
+    } finally {
+      await Promise.all(replicas.map((replica) => replica.close()));
+    }
+  });
+
+  it('a replica that takes the refresh lock after another one refreshed uses that result: the rotated refresh token is never reused', async () => {
+    const { session } = await connected('iris');
+    const token = [...gatewayTokens].at(-1) ?? '';
+    const sessionId = session.transport.sessionId ?? '';
+    // Replica B's store holds its refresh lock request until A has refreshed.
+    const inner = await connectedStore();
+    let reached: () => void = () => undefined;
+    const atLock = new Promise<void>((resolve) => (reached = resolve));
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const held: RedisStore = {
+      ...inner,
+      setIfAbsent: async (key, value, ttlMs) => {
+        reached();
+        await gate;
+        return inner.setIfAbsent(key, value, ttlMs);
+      },
+    };
+    const [a, b] = [
+      assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: await connectedStore() }),
+      assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: held }),
+    ];
+    try {
+      await Promise.all([a.warm(), b.warm()]);
+      clockOffset = DEV_TOKEN_TTL_MS + 1_000;
+      vendor.grants.length = 0;
+      const call = (replica: Gateway) => listNotesThrough(replica, token, sessionId);
+      const late = call(b);
+      await atLock;
+      expect((await call(a)).statusCode).toBe(200);
+      release();
+      expect((await late).statusCode).toBe(200);
+      expect(vendor.grants).toEqual(['refresh_token']);
+      expect(await grantOf('iris')).toBeDefined();
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('vendor authorization server down with an expired grant → 502 JSON-RPC error, never a 401; one attempt per backoff; the grant is kept and refreshes once it is back', async () => {
+    const { session } = await connected('judy');
+    const token = [...gatewayTokens].at(-1) ?? '';
+    clockOffset = DEV_TOKEN_TTL_MS + 1_000;
+    vendor.down = true;
+    vendor.attempts = 0;
+    vendor.grants.length = 0;
+    const answers = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await post({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'list_notes', arguments: {} } }, token, {
+        'mcp-session-id': session.transport.sessionId ?? '',
+      });
+      answers.push({ status: response.status, challenge: response.headers.get('www-authenticate'), body: (await response.json()) as { id: number; error?: { message: string } } });
+    }
+    expect(answers.map((answer) => answer.status)).toEqual([502, 502, 502]);
+    expect(answers.every((answer) => answer.challenge === null)).toBe(true);
+    expect(answers[0]?.body).toMatchObject({ id: 0, error: { message: 'Gateway could not obtain credentials for the upstream MCP server' } });
+    expect(vendor.attempts).toBe(1);
+    expect(auditLines().filter((line) => line.action === 'refresh' && line.outcome === 'failed')).toHaveLength(1);
+    expect(await grantOf('judy')).toBeDefined();
+
+    vendor.down = false;
+    clockOffset += 5_001;
+    expect(await callText(session, 'list_notes')).toBe('(no notes)');
+    expect(vendor.grants).toEqual(['refresh_token']);
+  });
+
+  it('a refresh answered without access_token drops the grant: the next request is an elicitation again', async () => {
+    const { session, provider } = await connected('kate');
+    clockOffset = DEV_TOKEN_TTL_MS + 1_000;
+    vendor.rewrite = (answer) => ({ ...answer, access_token: undefined });
+    await expect(session.client.callTool({ name: 'list_notes', arguments: {} })).rejects.toBeInstanceOf(UrlElicitationRequiredError);
+    expect(await grantOf('kate')).toBeUndefined();
+    expect(auditLines().filter((line) => line.action === 'drop').at(-1)).toMatchObject({ reason: 'refresh_refused' });
+    vendor.rewrite = undefined;
+    await elicited(provider);
+  });
+
+  it('the upstream answers 401 (vendor token refused) → 502, the grant is dropped, the next request elicits again', async () => {
+    const { session, provider } = await connected('leo');
+    notes.refuseTokensOf('leo-at-notes');
+    await expect(session.client.callTool({ name: 'list_notes', arguments: {} })).rejects.toMatchObject({ code: 502 });
+    expect(await grantOf('leo')).toBeUndefined();
+    expect(auditLines().at(-1)).toMatchObject({ action: 'drop', reason: 'upstream_401', by: 'gateway' });
+    await elicited(provider);
+  });
+
+  it('the user revokes on /consent/grants (after signing in): RFC 7009 at the vendor, the grant is gone, the old refresh token is dead', async () => {
+    const { provider } = await connected('mia');
+    const grant = await grantOf('mia');
+    user = 'mia';
+    const browser = new ConsentBrowser();
+    const page = await browser.walk(new URL(`${gatewayUrl}/consent/grants`), { decision: 'deny' });
+    if (page.kind !== 'page') throw new Error('no grants page');
+    expect(page.heading).toBe('Connected accounts');
+    expect(page.html).toContain('Notes');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.html)?.[1] ?? '';
+    const revoked = await browser.submit(new URL(`${gatewayUrl}/consent/grants/revoke`), { csrf, route: 'notes', decision: 'revoke' }, { decision: 'deny' });
+    expect(revoked).toMatchObject({ kind: 'page', heading: 'Connected accounts' });
+    expect(revoked.kind === 'page' && revoked.html).toContain('No connected accounts');
+    expect(vendor.revocations).toBe(1);
+    expect(await grantOf('mia')).toBeUndefined();
+    expect(auditLines().at(-1)).toMatchObject({ action: 'revoke', by: 'user', outcome: 'ok', reason: 'revoked_at_authorization_server' });
+
+    const refresh = await fetch(`${vendorAs.issuer}/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`gateway-at-notes:${NOTES_SECRET}`).toString('base64')}` },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: grant?.refreshToken ?? '', resource: notes.url }),
+    });
+    expect(refresh.status).toBe(400);
+    await elicited(provider);
+  });
+
+  it('a revoke form without the CSRF token, or from another origin, changes nothing', async () => {
+    await connected('nina');
+    user = 'nina';
+    const browser = new ConsentBrowser();
+    await browser.walk(new URL(`${gatewayUrl}/consent/grants`), { decision: 'deny' });
+    const revokeUrl = new URL(`${gatewayUrl}/consent/grants/revoke`);
+    expect(await browser.submit(revokeUrl, { csrf: 'y'.repeat(43), route: 'notes' }, { decision: 'deny' })).toMatchObject({ status: 400 });
+    const crossSite = await browser.walk(revokeUrl, { decision: 'deny' }, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      body: 'route=notes',
+    });
+    expect(crossSite).toMatchObject({ status: 400 });
+    expect(await grantOf('nina')).toBeDefined();
+  });
+});
+
+const cli = (args: readonly string[], env: Record<string, string>) => runScript('src/main.ts', args, env);
+
+describe('user_oauth: operators and what is stored', () => {
+  it('grants list|revoke --config F [--route R] [--subject S]: lists without tokens, revokes with an operator audit line', { timeout: 60_000 }, async () => {
+    await connected('oscar');
+    const dir = await mkdtemp(join(tmpdir(), 'mcpgw-grants-'));
+    try {
+      const file = join(dir, 'config.yaml');
+      await writeFile(file, yaml);
+      const listed = await cli(['grants', 'list', '--config', file, '--subject', 'oscar'], ENV);
+      expect(listed.stderr).toBe('');
+      expect(listed.code).toBe(0);
+      const [header, row, ...rest] = listed.stdout.trim().split('\n');
+      expect(header).toBe('ROUTE\tISSUER\tSUBJECT\tPRINCIPAL\tSCOPES\tCONNECTED\tEXPIRES\tREFRESH');
+      expect(row?.split('\t').slice(0, 3)).toEqual(['notes', gatewayAs.issuer, 'oscar']);
+      expect(rest).toEqual([]);
+      const grant = await grantOf('oscar');
+      for (const secret of [grant?.accessToken, grant?.refreshToken]) expect(listed.stdout).not.toContain(secret);
+
+      const revoked = await cli(['grants', 'revoke', '--config', file, '--route', 'notes', '--subject', 'oscar'], ENV);
+      expect(revoked.code).toBe(0);
+      expect(revoked.stdout).toBe('revoked 1 grant(s)\n');
+      const audit = JSON.parse(revoked.stderr.split('\n').find((line) => line.includes('grant audit')) ?? '{}') as Record<string, unknown>;
+      expect(audit).toMatchObject({ action: 'revoke', by: 'operator', route: 'notes', principal: row?.split('\t')[3] });
+      expect(await grantOf('oscar')).toBeUndefined();
+
+      expect((await cli(['grants', 'revoke', '--config', file], ENV)).code).toBe(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('H1 nothing readable in Redis and no token in any log line: keys and values hold no user, route, link or token', async () => {
+    const keys = await raw.keys(`${keyPrefix}*`);
+    expect(keys.length).toBeGreaterThan(5);
+    const values = await Promise.all(keys.map((key) => raw.get(key)));
+    const dump = [...keys, ...values].join('\n');
+    // Readable means JSON, a token, a link or a name (names of 5+ letters: shorter ones occur in base64 by chance).
+    const secrets = [...vendor.tokens, ...gatewayTokens, ...links, 'alice', 'carol', 'oscar', 'notes', 'gateway-at-notes', 'Bearer', '{', '"'];
+    for (const secret of secrets) expect(dump.replaceAll(keyPrefix, '')).not.toContain(secret);
+    const logText = logs.text();
+    for (const secret of [...vendor.tokens, ...gatewayTokens, ...links, CONSENT_SECRET, NOTES_SECRET]) expect(logText).not.toContain(secret);
+  });
+});
+
+describe('user_oauth: store faults and expiry (in-process clock)', () => {
+  it('the grant store down → 503 + Retry-After (fail closed), nothing forwarded', async () => {
+    const dead = await spawnRedis();
+    const config = compileOrThrow(yaml.replace(redis.url, dead.url), ENV);
+    const store = createRedisStore({ url: dead.url, keyPrefix: 'x:', commandTimeoutMs: TEST_REDIS_COMMAND_TIMEOUT_MS });
+    const isolated = assembleGateway(config, { logger: logs.logger, cache: store });
+    try {
+      expect(await store.whenReady(10_000)).toBe(true);
+      await dead.kill();
+      const token = [...gatewayTokens].at(0) ?? '';
+      const response = await isolated.app.inject({
+        method: 'POST',
+        url: '/notes/mcp',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+      expect(response.statusCode).toBe(503);
+      expect(response.headers['retry-after']).toBeDefined();
+      expect(response.json()).toMatchObject({ error: 'temporarily_unavailable' });
+    } finally {
+      await isolated.close();
+      await dead.stop();
+    }
+  });
+
+  it('a consent link expires after consent.link_ttl (10 min)', async () => {
+    let time = Date.now();
+    const clock = () => time;
+    const isolated = assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, cache: createMemoryStore({ now: clock }), now: clock });
+    try {
+      const token = [...gatewayTokens].at(0) ?? '';
+      const linkOf = async () => {
+        const answer = await isolated.app.inject({
+          method: 'POST',
+          url: '/notes/mcp',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }),
+        });
+        const url = new URL(answer.json<{ error: { data: { elicitations: { url: string }[] } } }>().error.data.elicitations[0]?.url ?? '');
+        return `${url.pathname}${url.search}`;
+      };
+      const fresh = await isolated.app.inject({ method: 'GET', url: await linkOf() });
+      expect(fresh.statusCode).toBe(302);
+      const stale = await linkOf();
+      time += 600_001;
+      const expired = await isolated.app.inject({ method: 'GET', url: stale });
+      expect(expired.statusCode).toBe(400);
+      expect(expired.body).toContain('Link expired');
+      expect(expired.headers['content-security-policy']).toContain("default-src 'none'");
+    } finally {
+      await isolated.close();
+    }
+  });
+});

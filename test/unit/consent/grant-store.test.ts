@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { userGrantKey } from '../../../src/cache/cache-keys.js';
+import { createMemoryStore } from '../../../src/cache/memory-store.js';
+import { createGrantStore, type UserGrant } from '../../../src/consent/grant-store.js';
+
+const KEY_SECRET = Buffer.from('grant-store-key-secret-0123456789abcdef');
+const ALICE = { issuer: 'https://as.example.com', subject: 'alice' };
+const BOB = { issuer: 'https://as.example.com', subject: 'bob' };
+
+function grant(principal: typeof ALICE, route: string, accessToken: string): UserGrant {
+  return { ...principal, route, accessToken, refreshToken: `${accessToken}-refresh`, scopes: ['notes:read'], grantedAt: 1, issuedAt: 1 };
+}
+
+describe('grant store', () => {
+  it('keeps a grant per principal and route, sealed: the stored value and key name neither', async () => {
+    const store = createMemoryStore();
+    const grants = createGrantStore(store, KEY_SECRET);
+    expect(await grants.save(grant(ALICE, 'notes', 'alice-token-canary'), 60_000)).toBe(true);
+    expect(await grants.get(ALICE, 'notes')).toEqual({ kind: 'found', value: grant(ALICE, 'notes', 'alice-token-canary') });
+    expect(await grants.get(BOB, 'notes')).toEqual({ kind: 'absent' });
+    expect(await grants.get(ALICE, 'files')).toEqual({ kind: 'absent' });
+    const [key] = (await store.scan('grant:', 10)) ?? [];
+    const sealed = await store.get(key ?? '');
+    for (const text of [key, sealed]) {
+      for (const readable of ['alice', 'notes', 'alice-token-canary', '{']) expect(text).not.toContain(readable);
+    }
+  });
+
+  it('K15 a grant copied onto another principal\'s key does not open: that principal has none', async () => {
+    const store = createMemoryStore();
+    const grants = createGrantStore(store, KEY_SECRET);
+    await grants.save(grant(ALICE, 'notes', 'alice-token'), 60_000);
+    const sealed = await store.get(userGrantKey(KEY_SECRET, 'notes', ALICE.issuer, ALICE.subject));
+    await store.set(userGrantKey(KEY_SECRET, 'notes', BOB.issuer, BOB.subject), sealed ?? '', 60_000);
+    expect(await grants.get(BOB, 'notes')).toEqual({ kind: 'absent' });
+  });
+
+  it('another key secret opens nothing', async () => {
+    const store = createMemoryStore();
+    await createGrantStore(store, KEY_SECRET).save(grant(ALICE, 'notes', 'alice-token'), 60_000);
+    expect(await createGrantStore(store, Buffer.from('another-key-secret-0123456789abcdef0')).get(ALICE, 'notes')).toEqual({ kind: 'absent' });
+  });
+
+  it('lists by route; removes; the principal digest is stable and reveals nothing', async () => {
+    const grants = createGrantStore(createMemoryStore(), KEY_SECRET);
+    await grants.save(grant(ALICE, 'notes', 'a'), 60_000);
+    await grants.save(grant(BOB, 'notes', 'b'), 60_000);
+    await grants.save(grant(ALICE, 'files', 'c'), 60_000);
+    expect((await grants.list(['notes']))?.map((listed) => listed.subject).sort()).toEqual(['alice', 'bob']);
+    expect((await grants.list(['notes', 'files']))?.length).toBe(3);
+    expect(await grants.remove(BOB, 'notes')).toBe(true);
+    expect((await grants.list(['notes']))?.map((listed) => listed.subject)).toEqual(['alice']);
+    expect(grants.digest(ALICE)).toBe(grants.digest({ ...ALICE }));
+    expect(grants.digest(ALICE)).not.toBe(grants.digest(BOB));
+    expect(grants.digest(ALICE)).not.toContain('alice');
+  });
+
+  it('one refresh lock per grant', async () => {
+    const grants = createGrantStore(createMemoryStore(), KEY_SECRET);
+    expect(await grants.lockRefresh(ALICE, 'notes', 1_000)).toBe(true);
+    expect(await grants.lockRefresh(ALICE, 'notes', 1_000)).toBe(false);
+    expect(await grants.lockRefresh(BOB, 'notes', 1_000)).toBe(true);
+    await grants.unlockRefresh(ALICE, 'notes');
+    expect(await grants.lockRefresh(ALICE, 'notes', 1_000)).toBe(true);
+  });
+});
