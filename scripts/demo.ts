@@ -2,13 +2,12 @@
  * `npm run demo`: the development authorization server, the example calculator and the gateway on loopback, in one
  * process, with an in-memory cache. Ctrl-C stops all three.
  */
-import { createLogger } from '../src/observability/logger.js';
+import { defaultSigningKeysFile } from '../src/authserver/index.js';
 import { DEMO_PORTS, startDemoStack } from '../examples/demo/stack.js';
 
-const logger = createLogger({ level: process.env.LOG_LEVEL === 'debug' ? 'debug' : 'warn' });
-
 try {
-  const stack = await startDemoStack({ logger });
+  // Logs at config/demo.yaml's log.level (info: one audit line per decision); the signing key survives restarts.
+  const stack = await startDemoStack({ signingKeysFile: defaultSigningKeysFile() });
   const calc = `${stack.gatewayUrl}/calc/mcp`;
   process.stdout.write(`
 mcp-auth-gateway demo is running (development authorization server: do not expose it)

@@ -6,6 +6,7 @@ import { assembleGateway } from '../../src/assemble.js';
 import { devAuthServerOptionsFromConfig, startDevAuthServer, type DevAuthServer } from '../../src/authserver/index.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { CompiledConfig } from '../../src/config/types.js';
+import { createLogger } from '../../src/observability/logger.js';
 import type { Gateway } from '../../src/server.js';
 import { startCalculator, type Calculator } from '../calculator/server.js';
 
@@ -24,6 +25,8 @@ export interface DemoStack {
   readonly authServer: DevAuthServer;
   readonly calculator: Calculator;
   readonly gateway: Gateway;
+  /** Where all three log. */
+  readonly logger: Logger;
   close(): Promise<void>;
 }
 
@@ -54,20 +57,31 @@ export async function demoConfig(ports: DemoPorts, env: NodeJS.ProcessEnv): Prom
   return result.config;
 }
 
+export interface DemoStackOptions {
+  /** Default: the ports config/demo.yaml is written for. */
+  readonly ports?: DemoPorts;
+  /** Default: JSON lines on stdout at config/demo.yaml's `log.level`. */
+  readonly logger?: Logger;
+  /** Keeps the authorization server's signing key across restarts (see `startDevAuthServer`). Default: a fresh key. */
+  readonly signingKeysFile?: string;
+}
+
 /**
  * The whole MCP authorization flow on loopback: development authorization server (auto-approving), the example
  * calculator, and the gateway in front of it with an in-memory cache.
  */
-export async function startDemoStack(options: { ports?: DemoPorts; logger: Logger }): Promise<DemoStack> {
+export async function startDemoStack(options: DemoStackOptions = {}): Promise<DemoStack> {
   const ports = options.ports ?? DEMO_PORTS;
   const env = { DEMO_INTROSPECTION_SECRET: process.env.DEMO_INTROSPECTION_SECRET ?? randomBytes(24).toString('base64url') };
   const config = await demoConfig(ports, env);
+  const logger = options.logger ?? createLogger({ level: config.logLevel });
   const authServer = await startDevAuthServer({
     ...devAuthServerOptionsFromConfig(config, { autoApprove: true }),
-    logger: options.logger.child({ component: 'dev-auth-server' }),
+    ...(options.signingKeysFile === undefined ? {} : { signingKeysFile: options.signingKeysFile }),
+    logger: logger.child({ component: 'dev-auth-server' }),
   });
   const calculator = await startCalculator({ port: ports.calculator });
-  const gateway = assembleGateway(config, { logger: options.logger });
+  const gateway = assembleGateway(config, { logger });
   await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
   await gateway.warm();
   return {
@@ -76,6 +90,7 @@ export async function startDemoStack(options: { ports?: DemoPorts; logger: Logge
     authServer,
     calculator,
     gateway,
+    logger,
     close: async () => {
       await gateway.close();
       await Promise.all([calculator.close(), authServer.close()]);
