@@ -12,11 +12,12 @@ try {
   process.stdout.write(`
 mcp-auth-gateway demo is running (development authorization server: do not expose it)
 
-  MCP endpoint (JWT tokens)     ${calc}
-  MCP endpoint (opaque tokens)  ${stack.gatewayUrl}/calc-opaque/mcp
-  Protected resource metadata   ${stack.gatewayUrl}/.well-known/oauth-protected-resource/calc/mcp
-  Authorization server          ${stack.authServer.issuer}   (auto-approves as demo-user)
-  Upstream calculator           ${stack.calculator.url}   (no auth of its own: loopback only)
+  MCP endpoint (JWT tokens)       ${calc}
+  MCP endpoint (opaque tokens)    ${stack.gatewayUrl}/calc-opaque/mcp
+  MCP endpoint (scopes up front)  ${stack.gatewayUrl}/calc-upfront/mcp   (for clients that cannot step up)
+  Protected resource metadata     ${stack.gatewayUrl}/.well-known/oauth-protected-resource/calc/mcp
+  Authorization server            ${stack.authServer.issuer}   (auto-approves as demo-user)
+  Upstream calculator             ${stack.calculator.url}   (no auth of its own: loopback only)
 
 Connect:
   npm run demo:client                               headless official SDK client: OAuth flow, add, multiply

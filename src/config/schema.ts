@@ -280,6 +280,15 @@ const policy = z
       .record(scope, z.array(scope))
       .default({})
       .describe('Scope hierarchy, e.g. {"calc:admin": [calc:write]}: a granted key also grants its values (transitively). Default: {}.'),
+    upfront_scopes: z
+      .boolean()
+      .default(false)
+      .describe(
+        'The first 401 challenge (and scopes_supported) names every scope an operation on this route can require, ' +
+          'the broadest of an `implies` chain only, so a client that cannot step up gets everything at its first ' +
+          'authorization. Default: false (the challenge names the route scopes; an operation that needs more answers ' +
+          '403 insufficient_scope).',
+      ),
   })
   .prefault({})
   .describe('Scopes required on top of a valid token.');
