@@ -78,6 +78,18 @@ function scopeList(description: string) {
   return z.array(scope).default([]).describe(`${description} Default: [].`);
 }
 
+/** A list of scopes, or one OAuth `scope` value (space-separated, RFC 6749 §3.3) as an authorization server shows it. */
+function scopeListOrString(description: string) {
+  const spaceSeparated = z
+    .string()
+    .transform((value) => value.split(' ').filter((token) => token !== ''))
+    .pipe(z.array(scope));
+  return z
+    .union([z.array(scope), spaceSeparated])
+    .default([])
+    .describe(`${description} A list, or one space-separated string ("calc:read calc:write"). Default: [].`);
+}
+
 /** A credential: literal values are allowed but warned about; references are resolved before validation. */
 function secret(description: string) {
   return z
@@ -106,7 +118,7 @@ const tokenEndpointClient = {
     .enum(['client_secret_basic', 'client_secret_post'])
     .default('client_secret_basic')
     .describe('How client_secret is sent. Default: client_secret_basic. Ignored with private_key.'),
-  scope: scopeList('Scopes requested for the upstream token.'),
+  scope: scopeListOrString('Scopes requested for the upstream token.'),
   resource: z
     .string()
     .superRefine(rule((value: string) => urlProblem(value, { blockInternalHosts: false, requireNormalForm: false })))
