@@ -21,7 +21,7 @@ mcp-auth-gateway demo is running (development authorization server: do not expos
 
 Connect:
   npm run demo:client                               headless official SDK client: OAuth flow, add, multiply
-  npx @modelcontextprotocol/inspector               then enter ${calc} (transport: Streamable HTTP)
+  npx @modelcontextprotocol/inspector               Add Servers → Add manually → streamable-http, URL ${calc}
   curl -i -X POST ${calc}   →  401 with the WWW-Authenticate challenge
 
 Ctrl-C to stop.
