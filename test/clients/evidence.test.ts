@@ -52,6 +52,11 @@ describe('judging one client run', () => {
     expect(judge({ ...STEP_UP_FLOW, exchanges }).registration).toEqual({ verdict: 'pass', detail: 'CIMD' });
   });
 
+  it('a registration the client never used (a page that could not read the answer) does not count', () => {
+    const exchanges = STEP_UP_FLOW.exchanges.filter((e) => e.path !== '/auth');
+    expect(judge({ ...STEP_UP_FLOW, exchanges }).registration).toEqual({ verdict: 'fail', detail: 'registered, never authorized' });
+  });
+
   it('a client that asked for every scope at first never meets the 403: step-up is not applicable', () => {
     expect(judge({ ...STEP_UP_FLOW, audit: [call('add', 200), call('multiply', 200)] })['step-up']).toEqual({
       verdict: 'n.a.',

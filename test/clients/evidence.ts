@@ -45,14 +45,20 @@ const at = (server: Exchange['server'], method: string, path: string) => (exchan
 const authorizationRequests = (exchanges: readonly Exchange[]) => exchanges.filter(at('authorization-server', 'GET', '/auth'));
 
 function discovery(exchanges: readonly Exchange[]): Cell {
-  const resourceMetadata = exchanges.some((e) => e.server === 'gateway' && e.method === 'GET' && e.path.startsWith(PRM_PREFIX) && ok(e));
-  const serverMetadata = exchanges.some((e) => e.server === 'authorization-server' && e.method === 'GET' && AS_METADATA.has(e.path) && ok(e));
+  const fetched = (server: Exchange['server'], isDocument: (path: string) => boolean) =>
+    exchanges.some((e) => e.server === server && e.method === 'GET' && isDocument(e.path) && ok(e));
+  const resourceMetadata = fetched('gateway', (path) => path.startsWith(PRM_PREFIX));
+  const serverMetadata = fetched('authorization-server', (path) => AS_METADATA.has(path));
   if (resourceMetadata && serverMetadata) return pass();
   return fail(resourceMetadata ? 'no authorization server metadata' : 'no protected resource metadata');
 }
 
+/** DCR counts once the client went on to use its registration (a page that cannot read the answer does not). */
 function registration(exchanges: readonly Exchange[]): Cell {
-  if (exchanges.some((e) => at('authorization-server', 'POST', '/reg')(e) && e.status === 201)) return pass('DCR');
+  const registered = exchanges.findIndex((e) => at('authorization-server', 'POST', '/reg')(e) && e.status === 201);
+  if (registered !== -1) {
+    return authorizationRequests(exchanges.slice(registered)).length > 0 ? pass('DCR') : fail('registered, never authorized');
+  }
   if (authorizationRequests(exchanges).some((e) => /^https?:\/\//.test(e.query.client_id ?? ''))) return pass('CIMD');
   return fail();
 }

@@ -106,7 +106,8 @@ export function regressions(previous: ReadonlyMap<string, ReadonlyMap<Column, Ve
     for (const [column, verdict] of verdicts) {
       if (verdict !== 'pass') continue;
       const now = current.get(client)?.cells[column];
-      if (now?.verdict !== 'pass') found.push(`${client}: ${column} passed before, now ${now === undefined ? 'missing' : cellText(now)}`);
+      if (now?.verdict === 'pass') continue;
+      found.push(`${client}: ${column} passed before, now ${now === undefined ? 'missing' : cellText(now)}`);
     }
   }
   return found;

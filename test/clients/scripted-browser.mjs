@@ -3,13 +3,15 @@
 // it follows the authorization request's redirects with its own cookie jar, as a user agent would with a
 // development authorization server that approves without a page, and finally loads the client's redirect URI,
 // which hands the code to the client. Loopback hosts only, bounded in hops and time. Logs no query (codes).
-/* global fetch, AbortSignal */
+/* global fetch, AbortSignal, setTimeout */
 import { appendFileSync } from 'node:fs';
 import process from 'node:process';
 import { URL } from 'node:url';
 
 const MAX_HOPS = 12;
 const HOP_TIMEOUT_MS = 10_000;
+const RELOADS = 20;
+const RELOAD_DELAY_MS = 250;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 const log = (line) => {
@@ -25,12 +27,28 @@ function remember(response) {
   }
 }
 
+/**
+ * A fetch that, like a user reloading, tries again while nothing listens yet: mcp-remote opens the browser for a
+ * step-up before its callback server listens, which a person never notices and this browser, being fast, does.
+ */
+async function load(url, init) {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await fetch(url, init);
+    } catch (error) {
+      if (error?.cause?.code !== 'ECONNREFUSED' || attempt === RELOADS) throw error;
+      log(`connection refused, reloading ${url.origin}${url.pathname}`);
+      await new Promise((resolve) => setTimeout(resolve, RELOAD_DELAY_MS));
+    }
+  }
+}
+
 async function browse(start) {
   let url = new URL(start);
   for (let hop = 0; hop < MAX_HOPS; hop += 1) {
     if (!LOOPBACK.has(url.hostname)) throw new Error(`refusing to leave loopback: ${url.origin}`);
     const cookie = [...cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    const response = await fetch(url, { redirect: 'manual', headers: { cookie }, signal: AbortSignal.timeout(HOP_TIMEOUT_MS) });
+    const response = await load(url, { redirect: 'manual', headers: { cookie }, signal: AbortSignal.timeout(HOP_TIMEOUT_MS) });
     remember(response);
     await response.arrayBuffer();
     const location = response.headers.get('location');

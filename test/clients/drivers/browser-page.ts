@@ -81,7 +81,12 @@ async function begin() {
   const registration = await fetch(state.as.registration_endpoint, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'matrix browser page', redirect_uris: [location.origin + '/callback'], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'] }),
+    body: JSON.stringify({
+      client_name: 'matrix browser page',
+      redirect_uris: [location.origin + '/callback'],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code'],
+    }),
   });
   state.clientId = (await registration.json()).client_id;
   await authorize(scope);
@@ -116,7 +121,8 @@ async function resume() {
 `;
 
 function page(mcpUrl: URL): string {
-  return `<!doctype html><html data-mcp="${mcpUrl.href}"><meta charset="utf-8"><title>matrix page</title><script type="module">${PAGE_SCRIPT}</script></html>`;
+  const script = `<script type="module">${PAGE_SCRIPT}</script>`;
+  return `<!doctype html><html data-mcp="${mcpUrl.href}"><meta charset="utf-8"><title>matrix page</title>${script}</html>`;
 }
 
 async function servePage(mcpUrl: URL): Promise<{ readonly origin: string; close(): Promise<void> }> {
