@@ -111,11 +111,14 @@ async function main(): Promise<number> {
         await stopAll();
         await browser.closePages();
       }
-      const cells = judge({
+      const evidence = {
         exchanges: observer.exchanges().slice(exchangesBefore),
         audit: auditLines(logLines.slice(logBefore)),
         results: outcome.results,
-      });
+      };
+      // What each cell was judged on, for reading after a surprising result (no codes or tokens: see observer.ts).
+      writeFileSync(join(runDir, `${driver.client.replace(/\W+/g, '-')}.evidence.json`), JSON.stringify(evidence, null, 1));
+      const cells = judge(evidence);
       rows.push({ client: driver.client, version: driver.version(context), cells, notes: (outcome.notes ?? []).join('; ') });
       process.stdout.write(`  ${driver.client}: ${((Date.now() - clientStarted) / 1000).toFixed(1)} s\n`);
     }
