@@ -47,6 +47,7 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
     && npm cache clean --force
 
 COPY --from=build /src/dist ./dist
+COPY bin ./bin
 COPY schema ./schema
 COPY config ./config
 

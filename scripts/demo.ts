@@ -3,31 +3,31 @@
  * own ("vendor") development authorization server, and the gateway on loopback, in one process, with an in-memory
  * cache. Ctrl-C stops all five.
  */
-import { createLogger } from '../src/observability/logger.js';
+import { defaultSigningKeysFile } from '../src/authserver/index.js';
 import { DEMO_PORTS, startDemoStack } from '../examples/demo/stack.js';
 
-const logger = createLogger({ level: process.env.LOG_LEVEL === 'debug' ? 'debug' : 'warn' });
-
 try {
-  const stack = await startDemoStack({ logger });
+  // Logs at config/demo.yaml's log.level (info: one audit line per decision); the signing key survives restarts.
+  const stack = await startDemoStack({ signingKeysFile: defaultSigningKeysFile() });
   const calc = `${stack.gatewayUrl}/calc/mcp`;
   process.stdout.write(`
 mcp-auth-gateway demo is running (development authorization server: do not expose it)
 
-  MCP endpoint (JWT tokens)     ${calc}
-  MCP endpoint (opaque tokens)  ${stack.gatewayUrl}/calc-opaque/mcp
-  Protected resource metadata   ${stack.gatewayUrl}/.well-known/oauth-protected-resource/calc/mcp
-  MCP endpoint (user_oauth)     ${stack.gatewayUrl}/notes/mcp   (each user connects their own notes account)
-  Authorization server          ${stack.authServer.issuer}   (auto-approves as demo-user)
-  Upstream calculator           ${stack.calculator.url}   (no auth of its own: loopback only)
-  Upstream notes server         ${stack.notes.url}   (trusts only its own authorization server)
-  Its authorization server      ${stack.vendorAuthServer.issuer}   (the "vendor"; auto-approves as demo-user)
-  Consent pages                 ${stack.gatewayUrl}/consent/grants   (your connected accounts)
+  MCP endpoint (JWT tokens)       ${calc}
+  MCP endpoint (opaque tokens)    ${stack.gatewayUrl}/calc-opaque/mcp
+  MCP endpoint (scopes up front)  ${stack.gatewayUrl}/calc-upfront/mcp   (for clients that cannot step up)
+  MCP endpoint (user_oauth)       ${stack.gatewayUrl}/notes/mcp   (each user connects their own notes account)
+  Protected resource metadata     ${stack.gatewayUrl}/.well-known/oauth-protected-resource/calc/mcp
+  Authorization server            ${stack.authServer.issuer}   (auto-approves as demo-user)
+  Upstream calculator             ${stack.calculator.url}   (no auth of its own: loopback only)
+  Upstream notes server           ${stack.notes.url}   (trusts only its own authorization server)
+  Its authorization server        ${stack.vendorAuthServer.issuer}   (the "vendor"; auto-approves as demo-user)
+  Consent pages                   ${stack.gatewayUrl}/consent/grants   (your connected accounts)
 
 Connect:
   npm run demo:client                               headless official SDK client: OAuth flow, add, multiply,
                                                     then notes: URL elicitation, consent, add_note, list_notes
-  npx @modelcontextprotocol/inspector               then enter ${calc} (transport: Streamable HTTP)
+  npx @modelcontextprotocol/inspector               Add Servers → Add manually → streamable-http, URL ${calc}
   curl -i -X POST ${calc}   →  401 with the WWW-Authenticate challenge
 
 Ctrl-C to stop.

@@ -13,12 +13,14 @@ Usage:
                                               the admin listener (admin.host:admin.port, default 127.0.0.1:9090).
   mcp-auth-gateway check-config FILE          Validate FILE: exit 0 when valid, 1 listing every problem
                                               with its YAML path (e.g. routes.0.tokens.jwt.issuer: ...).
-  mcp-auth-gateway dev-auth-server --config FILE [--issuer URL] [--auto-approve]
+  mcp-auth-gateway dev-auth-server --config FILE [--issuer URL] [--auto-approve] [--keys-file PATH]
                                               DEVELOPMENT ONLY: run an OAuth 2.1 authorization server
                                               (oidc-provider) issuing tokens for FILE's routes. The issuer
                                               defaults to the first route's first authorization_servers entry.
                                               It registers every client FILE expects at that issuer (consent
                                               sign-in, user_oauth clients) and serves user_oauth resources.
+                                              Its signing key is kept in PATH (default: in the user cache
+                                              directory, mode 0600), so a restart keeps issued tokens valid.
   mcp-auth-gateway probe URL [--token T | --token-file F] [--client-id ID] [--json] [--timeout 10s]
                                               Diagnose any MCP server's authorization as a spec client
                                               sees it: 401 challenge, protected resource metadata,
@@ -88,17 +90,27 @@ async function serve(file: string | undefined): Promise<void> {
   await serveGateway({ file, config, logger });
 }
 
-async function devAuthServer(file: string | undefined, options: { issuer?: string; autoApprove: boolean }): Promise<void> {
+interface DevAuthServerFlags {
+  readonly issuer?: string;
+  readonly autoApprove: boolean;
+  readonly keysFile?: string;
+}
+
+async function devAuthServer(file: string | undefined, options: DevAuthServerFlags): Promise<void> {
   if (!file) {
     process.stderr.write('dev-auth-server needs --config FILE (the gateway config it issues tokens for)\n');
     process.exit(2);
   }
   const config = await loadOrExit(file);
   // Loaded on demand: oidc-provider is only needed by this development command.
-  const { devAuthServerOptionsFromConfig, startDevAuthServer } = await import('./authserver/index.js');
+  const { defaultSigningKeysFile, devAuthServerOptionsFromConfig, startDevAuthServer } = await import('./authserver/index.js');
   const { createLogger } = await import('./observability/logger.js');
   const logger = createLogger({ level: config.logLevel });
-  const server = await startDevAuthServer({ ...devAuthServerOptionsFromConfig(config, options), logger });
+  const server = await startDevAuthServer({
+    ...devAuthServerOptionsFromConfig(config, options),
+    signingKeysFile: options.keysFile ?? defaultSigningKeysFile(),
+    logger,
+  });
   logger.info({ issuer: server.issuer, autoApprove: options.autoApprove }, 'development authorization server listening');
   const stop = () => {
     server.close().then(
@@ -148,6 +160,7 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
       'auto-approve': { type: 'boolean' },
       route: { type: 'string' },
       subject: { type: 'string' },
+      'keys-file': { type: 'string' },
     },
   });
   const [command, argument] = positionals;
@@ -159,7 +172,11 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
     case 'check-config':
       return checkConfig(argument ?? values.config);
     case 'dev-auth-server':
-      await devAuthServer(values.config ?? argument, { issuer: values.issuer, autoApprove: values['auto-approve'] ?? false });
+      await devAuthServer(values.config ?? argument, {
+        issuer: values.issuer,
+        autoApprove: values['auto-approve'] ?? false,
+        keysFile: values['keys-file'],
+      });
       return undefined;
     case 'grants':
       return grants(argument, values.config, { route: values.route, subject: values.subject });

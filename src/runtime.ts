@@ -19,7 +19,10 @@ export interface RouteRuntime {
   readonly sessions: SessionBindings;
   /** Absent when the route has no `rate_limit`. */
   readonly rateLimiter: RateLimiter | undefined;
-  /** Scopes advertised in a 401 challenge: what any request on this route needs, else what the route offers. */
+  /**
+   * Scopes advertised in a 401 challenge: with `policy.upfront_scopes` every scope an operation can require, else
+   * what any request on this route needs, else what the route offers.
+   */
   readonly challengeScopes: readonly string[];
 }
 
@@ -65,7 +68,7 @@ export function createRuntime(config: CompiledConfig, verifierFor: VerifierFacto
       identity: identity && signingKey && createIdentityAsserter(identity, { issuer, key: signingKey, now: services.now }),
       sessions: createSessionBindings(route.name, route.sessions, services),
       rateLimiter: route.rateLimit && createRateLimiter(route.name, route.rateLimit, services),
-      challengeScopes: route.policy.scopes.length > 0 ? route.policy.scopes : route.scopesSupported,
+      challengeScopes: route.policy.upfrontScopes ?? (route.policy.scopes.length > 0 ? route.policy.scopes : route.scopesSupported),
     });
   }
   return { config, routes, signingKey, consent };

@@ -6,6 +6,7 @@ import { assembleGateway } from '../../src/assemble.js';
 import { devAuthServerOptionsFromConfig, startDevAuthServer, type DevAuthServer } from '../../src/authserver/index.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { CompiledConfig } from '../../src/config/types.js';
+import { createLogger } from '../../src/observability/logger.js';
 import type { Gateway } from '../../src/server.js';
 import { startCalculator, type Calculator } from '../calculator/server.js';
 import { startNotes, type NotesServer } from '../notes/server.js';
@@ -30,6 +31,8 @@ export interface DemoStack {
   readonly vendorAuthServer: DevAuthServer;
   readonly notes: NotesServer;
   readonly gateway: Gateway;
+  /** Where every component logs. */
+  readonly logger: Logger;
   close(): Promise<void>;
 }
 
@@ -86,26 +89,37 @@ function notesUpstream(config: CompiledConfig): { readonly issuer: string; reado
   return { issuer: auth.issuer, resource: auth.resource };
 }
 
+export interface DemoStackOptions {
+  /** Default: the ports config/demo.yaml is written for. */
+  readonly ports?: DemoPorts;
+  /** Default: JSON lines on stdout at config/demo.yaml's `log.level`. */
+  readonly logger?: Logger;
+  /** Keeps the authorization server's signing key across restarts (see `startDevAuthServer`). Default: a fresh key. */
+  readonly signingKeysFile?: string;
+}
+
 /**
  * The whole MCP authorization flow on loopback: the development authorization server (auto-approving), the example
  * calculator behind the gateway twice, and the example notes server behind a user_oauth route with a second
  * development authorization server as its own ("vendor"); in-memory cache.
  */
-export async function startDemoStack(options: { ports?: DemoPorts; logger: Logger }): Promise<DemoStack> {
+export async function startDemoStack(options: DemoStackOptions = {}): Promise<DemoStack> {
   const ports = options.ports ?? DEMO_PORTS;
   const config = await demoConfig(ports, demoSecrets());
   const vendor = notesUpstream(config);
+  const logger = options.logger ?? createLogger({ level: config.logLevel });
   const authServer = await startDevAuthServer({
     ...devAuthServerOptionsFromConfig(config, { autoApprove: true }),
-    logger: options.logger.child({ component: 'dev-auth-server' }),
+    ...(options.signingKeysFile === undefined ? {} : { signingKeysFile: options.signingKeysFile }),
+    logger: logger.child({ component: 'dev-auth-server' }),
   });
   const vendorAuthServer = await startDevAuthServer({
     ...devAuthServerOptionsFromConfig(config, { autoApprove: true, issuer: vendor.issuer }),
-    logger: options.logger.child({ component: 'vendor-auth-server' }),
+    logger: logger.child({ component: 'vendor-auth-server' }),
   });
   const calculator = await startCalculator({ port: ports.calculator });
   const notes = await startNotes({ port: ports.notes, issuer: vendorAuthServer.issuer, jwksUri: vendorAuthServer.jwksUri, resource: vendor.resource });
-  const gateway = assembleGateway(config, { logger: options.logger });
+  const gateway = assembleGateway(config, { logger });
   await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
   await gateway.warm();
   return {
@@ -116,6 +130,7 @@ export async function startDemoStack(options: { ports?: DemoPorts; logger: Logge
     vendorAuthServer,
     notes,
     gateway,
+    logger,
     close: async () => {
       await gateway.close();
       await Promise.all([calculator.close(), notes.close(), authServer.close(), vendorAuthServer.close()]);

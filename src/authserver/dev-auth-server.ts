@@ -2,15 +2,16 @@ import { randomBytes } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import { Provider, type JWKS } from 'oidc-provider';
+import { Provider } from 'oidc-provider';
 import type { Logger } from 'pino';
 import { createAdapterFactory } from './client-adapter.js';
 import { createInteractionHandler, isInteractionPath, requestPath } from './interactions.js';
 import { createLoopbackClientResolver } from './loopback-client-resolver.js';
 import { buildProviderConfiguration, CLOCK_TOLERANCE_SECONDS } from './provider-config.js';
 import { isLoopbackHostname } from './redirect-uris.js';
+import { registrationCors } from './registration-cors.js';
 import { createResourceRegistry } from './resources.js';
+import { generateSigningKeys, loadOrCreateSigningKeys } from './signing-keys.js';
 import type { DevAuthServer, DevAuthServerOptions } from './types.js';
 
 /** The one account of the development server; every sign-in is this user. */
@@ -29,13 +30,6 @@ const CLIENT_ERROR_EVENTS = [
   'discovery.error',
   'jwks.error',
 ] as const;
-
-/** A fresh ES256 signing key per start: tokens from an earlier run never verify against a later one. */
-async function generateSigningKeys(): Promise<JWKS> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
-  const kid = await calculateJwkThumbprint(await exportJWK(publicKey));
-  return { keys: [{ ...(await exportJWK(privateKey)), kid, alg: 'ES256', use: 'sig' }] };
-}
 
 /** Who signs in next (`demo-user` unless a test chooses), and every account that has signed in (findAccount). */
 function signInAccounts(signInAs: (() => string) | undefined): { next: () => string; has: (id: string) => boolean } {
@@ -97,14 +91,14 @@ function logEvents(provider: Provider, logger: Logger): void {
 /**
  * Starts the development OAuth 2.1 authorization server (oidc-provider) for the demo and the tests. It issues
  * tokens only for the configured resources, requires PKCE S256 and resource indicators, and accepts pre-registered
- * clients, dynamic registration and Client ID Metadata Documents. State is in memory and keys are regenerated at
- * every start.
+ * clients, dynamic registration and Client ID Metadata Documents. State is in memory; the signing key is
+ * regenerated at every start unless `signingKeysFile` keeps it.
  */
 export async function startDevAuthServer(options: DevAuthServerOptions): Promise<DevAuthServer> {
   const host = options.host ?? '127.0.0.1';
   const resources = createResourceRegistry(options.resources);
   const accounts = signInAccounts(options.signInAs);
-  const jwks = await generateSigningKeys();
+  const jwks = options.signingKeysFile === undefined ? await generateSigningKeys() : await loadOrCreateSigningKeys(options.signingKeysFile);
   const server = createServer();
   await listen(server, options.port ?? 0, host);
 
@@ -134,6 +128,7 @@ export async function startDevAuthServer(options: DevAuthServerOptions): Promise
   }
   // An https issuer means TLS ends at a proxy in front: trust its X-Forwarded-Proto for secure cookies.
   provider.proxy = issuer.startsWith('https:');
+  provider.use(registrationCors(provider.pathFor('registration')));
   if (options.logger) logEvents(provider, options.logger);
 
   const interactions = createInteractionHandler({
@@ -157,7 +152,9 @@ export async function startDevAuthServer(options: DevAuthServerOptions): Promise
 
   const warning = `DEVELOPMENT AUTHORIZATION SERVER at ${issuer}: every sign-in is "${DEV_ACCOUNT_ID}"${
     options.autoApprove ? ' and every request is approved without asking' : ''
-  }, state is in memory, keys change at every start. Never expose it or use it for real accounts.`;
+  }, state is in memory${
+    options.signingKeysFile === undefined ? ', keys change at every start' : ''
+  }. Never expose it or use it for real accounts.`;
   if (options.logger) options.logger.warn(warning);
   else process.emitWarning(warning, 'DevAuthServerWarning');
 

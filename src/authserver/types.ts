@@ -47,6 +47,11 @@ export interface DevAuthServerOptions {
   readonly allowLoopbackClientMetadata?: boolean;
   /** Default 300. */
   readonly accessTokenTtlSeconds?: number;
+  /**
+   * A file keeping the signing key across restarts (created 0600 when missing), so tokens issued before a restart
+   * still validate. Default: a fresh key per start.
+   */
+  readonly signingKeysFile?: string;
   /** Default true: clients registered for `refresh_token` get rotated refresh tokens. */
   readonly issueRefreshTokens?: boolean;
   readonly logger?: Logger;

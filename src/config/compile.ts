@@ -268,6 +268,10 @@ function compileIntrospection(
 
 function compilePolicy(policy: RawRoute['policy']): PolicySettings {
   const toMap = (record: Record<string, string[]>) => immutableMap(Object.entries(record));
+  const implies = impliedScopes(policy.implies);
+  const operationScopes = [policy.methods, policy.tools, policy.prompts, policy.resources].flatMap((table) =>
+    Object.values(table).flat(),
+  );
   return {
     scopes: policy.scopes,
     tools: toMap(policy.tools),
@@ -276,8 +280,22 @@ function compilePolicy(policy: RawRoute['policy']): PolicySettings {
     resources: immutableMap(Object.entries(policy.resources).map(([uri, scopes]) => [normalizeResourceUri(uri) ?? uri, scopes])),
     prompts: toMap(policy.prompts),
     hideUnauthorized: policy.hide_unauthorized,
-    implies: impliedScopes(policy.implies),
+    implies,
+    upfrontScopes: policy.upfront_scopes ? broadestScopes([...policy.scopes, ...operationScopes], implies) : undefined,
   };
+}
+
+/**
+ * The distinct scopes of `scopes` without those another listed scope implies: asking for the rest grants them
+ * all. Of scopes that imply each other, the first listed stays.
+ */
+export function broadestScopes(scopes: readonly string[], implies: ReadonlyMap<string, readonly string[]>): string[] {
+  const distinct = [...new Set(scopes)];
+  const implied = (scope: string, by: string) => implies.get(by)?.includes(scope) ?? false;
+  /** `other` stands for `scope`: it implies it, and is strictly broader or, as broad, listed earlier. */
+  const covers = (other: string, otherIndex: number, scope: string, index: number) =>
+    other !== scope && implied(scope, other) && (!implied(other, scope) || otherIndex < index);
+  return distinct.filter((scope, index) => !distinct.some((other, otherIndex) => covers(other, otherIndex, scope, index)));
 }
 
 /** The transitive closure of `implies`: every scope a granted scope stands for, cycles included only once. */

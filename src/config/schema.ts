@@ -78,6 +78,18 @@ function scopeList(description: string) {
   return z.array(scope).default([]).describe(`${description} Default: [].`);
 }
 
+/** A list of scopes, or one OAuth `scope` value (space-separated, RFC 6749 §3.3) as an authorization server shows it. */
+function scopeListOrString(description: string) {
+  const spaceSeparated = z
+    .string()
+    .transform((value) => value.split(' ').filter((token) => token !== ''))
+    .pipe(z.array(scope));
+  return z
+    .union([z.array(scope), spaceSeparated])
+    .default([])
+    .describe(`${description} A list, or one space-separated string ("calc:read calc:write"). Default: [].`);
+}
+
 /** A credential: literal values are allowed but warned about; references are resolved before validation. */
 function secret(description: string) {
   return z
@@ -114,7 +126,7 @@ const tokenEndpointClient = {
     .enum(['client_secret_basic', 'client_secret_post'])
     .default('client_secret_basic')
     .describe('How client_secret is sent. Default: client_secret_basic. Ignored with private_key.'),
-  scope: scopeList('Scopes requested for the upstream token.'),
+  scope: scopeListOrString('Scopes requested for the upstream token.'),
   resource: resourceIndicator,
   audience: z.string().min(1).optional().describe('Audience requested (sent as `audience`, RFC 8693 / vendor).'),
   timeout: duration('5s', 'Timeout of one token request.', { min: MIN_TIMEOUT_MS }),
@@ -319,6 +331,15 @@ const policy = z
       .record(scope, z.array(scope))
       .default({})
       .describe('Scope hierarchy, e.g. {"calc:admin": [calc:write]}: a granted key also grants its values (transitively). Default: {}.'),
+    upfront_scopes: z
+      .boolean()
+      .default(false)
+      .describe(
+        'The first 401 challenge (and scopes_supported) names every scope an operation on this route can require, ' +
+          'the broadest of an `implies` chain only, so a client that cannot step up gets everything at its first ' +
+          'authorization. Default: false (the challenge names the route scopes; an operation that needs more answers ' +
+          '403 insufficient_scope).',
+      ),
   })
   .prefault({})
   .describe('Scopes required on top of a valid token.');

@@ -152,6 +152,11 @@ export interface PolicySettings {
   readonly hideUnauthorized: boolean;
   /** Scope → every scope it grants besides itself, already transitive (cycles resolved). */
   readonly implies: ReadonlyMap<string, readonly string[]>;
+  /**
+   * With `upfront_scopes`: every scope an operation on the route can require, none implied by another listed one
+   * (route scopes first, then methods, tools, prompts, resources). Undefined when off.
+   */
+  readonly upfrontScopes?: readonly string[] | undefined;
 }
 
 export interface SessionSettings {

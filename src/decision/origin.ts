@@ -30,5 +30,6 @@ export function checkOrigin(hosts: HostPolicy, entry: RouteRuntime, facts: Reque
 export function preflightAnswer(entry: RouteRuntime, facts: RequestFacts): EarlyAnswer | undefined {
   const preflight =
     facts.method === 'OPTIONS' && facts.headers.origin !== undefined && facts.headers['access-control-request-method'] !== undefined;
-  return preflight ? { status: 204, headers: preflightHeaders(entry.route.cors) } : undefined;
+  if (!preflight) return undefined;
+  return { status: 204, headers: preflightHeaders(entry.route.cors, singleHeader(facts.headers, 'access-control-request-headers')) };
 }

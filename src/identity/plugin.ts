@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { JWK } from 'jose';
+import { PUBLIC_DOCUMENT_CORS, publicDocumentPreflightHeaders } from '../proxy/cors.js';
 
 export const JWKS_PATH = '/.well-known/jwks.json';
 const JWKS_MAX_AGE_SECONDS = 300;
@@ -15,12 +16,18 @@ export function registerJwksRoute(app: FastifyInstance, currentKey: () => JWK | 
     exposeHeadRoute: false,
     handler: async (_request, reply) => {
       const key = currentKey();
-      void reply.header('access-control-allow-origin', '*');
+      void reply.headers(PUBLIC_DOCUMENT_CORS);
       if (!key) return reply.code(404).type('application/json').send({ error: 'not_found' });
       return reply
         .header('cache-control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`)
         .type('application/json')
         .send({ keys: [key] });
     },
+  });
+  app.route({
+    method: 'OPTIONS',
+    url: JWKS_PATH,
+    handler: async (request, reply) =>
+      reply.code(204).headers(publicDocumentPreflightHeaders(request.headers['access-control-request-headers'])).send(),
   });
 }

@@ -10,12 +10,20 @@ export interface ProtectedResourceMetadata {
   readonly resource_documentation?: string;
 }
 
+/** `scopes_supported`, widened with `policy.upfront_scopes` so it never names less than the first challenge. */
+function scopesSupported(route: CompiledRoute): readonly string[] {
+  const upfront = route.policy.upfrontScopes ?? [];
+  if (upfront.every((scope) => route.scopesSupported.includes(scope))) return route.scopesSupported;
+  return [...new Set([...route.scopesSupported, ...upfront])];
+}
+
 export function protectedResourceMetadata(route: CompiledRoute): ProtectedResourceMetadata {
+  const scopes = scopesSupported(route);
   return {
     resource: route.resource,
     authorization_servers: route.authorizationServers,
     bearer_methods_supported: ['header'],
-    ...(route.scopesSupported.length > 0 ? { scopes_supported: route.scopesSupported } : {}),
+    ...(scopes.length > 0 ? { scopes_supported: scopes } : {}),
     ...(route.resourceName === undefined ? {} : { resource_name: route.resourceName }),
     ...(route.resourceDocumentation === undefined ? {} : { resource_documentation: route.resourceDocumentation }),
   };

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CompiledConfig } from '../config/types.js';
+import { PUBLIC_DOCUMENT_CORS, publicDocumentPreflightHeaders } from '../proxy/cors.js';
 import { METADATA_MAX_AGE_SECONDS, protectedResourceMetadata } from './document.js';
 
 export const METADATA_ROOT = '/.well-known/oauth-protected-resource';
@@ -12,7 +13,7 @@ export function registerMetadataRoutes(app: FastifyInstance, currentConfig: () =
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?', 1)[0] ?? '';
     const route = currentConfig().routesByMetadataPath.get(path);
-    void reply.header('access-control-allow-origin', '*');
+    void reply.headers(PUBLIC_DOCUMENT_CORS);
     if (!route) {
       return reply.code(404).type('application/json').send({ error: 'not_found' });
     }
@@ -26,14 +27,8 @@ export function registerMetadataRoutes(app: FastifyInstance, currentConfig: () =
     app.route({
       method: 'OPTIONS',
       url,
-      handler: async (_request, reply) =>
-        reply
-          .code(204)
-          .header('access-control-allow-origin', '*')
-          .header('access-control-allow-methods', 'GET, HEAD, OPTIONS')
-          .header('access-control-allow-headers', 'mcp-protocol-version')
-          .header('access-control-max-age', '600')
-          .send(),
+      handler: async (request, reply) =>
+        reply.code(204).headers(publicDocumentPreflightHeaders(request.headers['access-control-request-headers'])).send(),
     });
   }
 }

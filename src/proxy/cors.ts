@@ -2,9 +2,26 @@ import type { CorsSettings } from '../config/types.js';
 
 /** Headers a browser-based MCP client must be able to read: the session id, the auth challenge, when to retry (429/503). */
 const EXPOSED_HEADERS = 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After';
-const ALLOWED_METHODS = 'GET, POST, DELETE, OPTIONS';
-const ALLOWED_HEADERS =
-  'Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name';
+const MCP_METHODS = 'GET, POST, DELETE, OPTIONS';
+const DOCUMENT_METHODS = 'GET, HEAD, OPTIONS';
+/** Public documents are the same for everyone and change only on reload: browsers may keep the preflight an hour. */
+const DOCUMENT_PREFLIGHT_MAX_AGE_SECONDS = 3600;
+
+/** Request headers of the Streamable HTTP transport (2025-11-25 and 2026-07-28), lower case. */
+const MCP_REQUEST_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'content-type',
+  'accept',
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'last-event-id',
+  'mcp-method',
+  'mcp-name',
+]);
+/** `Mcp-Param-<name>` (2026-07-28): any RFC 9110 token after the prefix. */
+const MCP_PARAM_HEADER = /^mcp-param-[!#$%&'*+.^_`|~0-9a-z-]+$/;
+/** More names than any MCP client sends; a longer list is not echoed at all. */
+const MAX_REQUESTED_HEADERS = 64;
 
 export type CorsDecision =
   | { readonly allowed: true; readonly headers: Readonly<Record<string, string>> }
@@ -27,10 +44,41 @@ export function corsDecision(cors: CorsSettings, origin: string | undefined): Co
   };
 }
 
-export function preflightHeaders(cors: CorsSettings): Readonly<Record<string, string>> {
+/**
+ * The names of an Access-Control-Request-Headers value that the MCP transport defines, lower case, in request
+ * order. Echoed instead of a list of our own, because `Mcp-Param-*` names are open-ended and a `*` wildcard
+ * never covers Authorization.
+ */
+export function allowedRequestHeaders(requested: string | undefined): string[] {
+  if (requested === undefined) return [];
+  const names = requested.split(',').map((name) => name.trim().toLowerCase());
+  if (names.length > MAX_REQUESTED_HEADERS) return [];
+  return [...new Set(names.filter((name) => MCP_REQUEST_HEADERS.has(name) || MCP_PARAM_HEADER.test(name)))];
+}
+
+function preflight(methods: string, requested: string | undefined, maxAge: number): Record<string, string> {
+  const allowed = allowedRequestHeaders(requested);
   return {
-    'access-control-allow-methods': ALLOWED_METHODS,
-    'access-control-allow-headers': ALLOWED_HEADERS,
-    'access-control-max-age': String(cors.maxAge),
+    'access-control-allow-methods': methods,
+    ...(allowed.length > 0 ? { 'access-control-allow-headers': allowed.join(', ') } : {}),
+    'access-control-max-age': String(maxAge),
+    vary: 'Access-Control-Request-Headers',
   };
+}
+
+/** A preflight on an MCP endpoint whose Origin `corsDecision` allowed; merged over that decision's headers. */
+export function preflightHeaders(cors: CorsSettings, requested: string | undefined): Readonly<Record<string, string>> {
+  // Replaces the decision's `Vary: Origin` (routes with listed origins), so it names both.
+  return { ...preflight(MCP_METHODS, requested, cors.maxAge), vary: 'Origin, Access-Control-Request-Headers' };
+}
+
+/** CORS of unauthenticated public documents (protected resource metadata, the gateway's JWKS): any origin. */
+export const PUBLIC_DOCUMENT_CORS: Readonly<Record<string, string>> = { 'access-control-allow-origin': '*' };
+
+/**
+ * A preflight on a public document. Browsers send the headers their MCP client adds to every request
+ * (MCP-Protocol-Version, sometimes Authorization or Content-Type), so those are allowed here too.
+ */
+export function publicDocumentPreflightHeaders(requested: string | undefined): Readonly<Record<string, string>> {
+  return { ...PUBLIC_DOCUMENT_CORS, ...preflight(DOCUMENT_METHODS, requested, DOCUMENT_PREFLIGHT_MAX_AGE_SECONDS) };
 }

@@ -128,6 +128,22 @@ describe('MCP authorization through the gateway, official SDK client, real autho
     expect(exchanges.at(-1)).toMatchObject({ rpcMethod: 'tools/call', status: 200 });
   });
 
+  it('a client holding a refresh token cannot step up on the default route: it refreshes with the old scope', async () => {
+    const client = await connect(calc, { refreshTokens: true });
+    expect(await client.callTool('add', { a: 1, b: 1 })).toBe('2');
+    await expect(client.callTool('multiply', { x: 6, y: 7 })).rejects.toThrow();
+    expect(eventsOf(client.events, 'token').map((token) => token.scope)).not.toContain('mcp:tools calc:write');
+  });
+
+  it('policy.upfront_scopes: the same client gets every scope at its first authorization and never needs a step-up', async () => {
+    const client = await connect(new URL(`${stack.gatewayUrl}/calc-upfront/mcp`), { refreshTokens: true });
+    expect(await client.callTool('multiply', { x: 6, y: 7 })).toBe('42');
+    expect(eventsOf(client.events, 'challenge').map((challenge) => [challenge.status, challenge.scope])).toEqual([
+      [401, 'mcp:tools calc:write'],
+    ]);
+    expect(eventsOf(client.events, 'token').map((token) => [token.scope, token.refreshToken])).toEqual([['mcp:tools calc:write', true]]);
+  });
+
   it('H1 no access token obtained through the gateway appears in the gateway or authorization server logs', async () => {
     const client = await connect(calc, { refreshTokens: false });
     expect(await client.callTool('multiply', { x: 2, y: 21 })).toBe('42');

@@ -1,9 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startDevAuthServer } from '../../src/authserver/dev-auth-server.js';
 import type { DevAuthServer, DevAuthServerOptions } from '../../src/authserver/types.js';
 import { CookieJar } from '../../examples/demo/headless-authorization.js';
@@ -271,6 +274,52 @@ describe('dev authorization server', () => {
       const response = await tokenRequestFrom('https://evil.example');
       expect(response.headers.get('access-control-allow-origin')).toBeNull();
       expect(await response.json()).not.toHaveProperty('access_token');
+    });
+
+    const PAGE = 'http://127.0.0.1:8';
+    function preflight(path: string, method: string, requestHeaders: string): Promise<Response> {
+      return fetch(new URL(path, server.issuer), {
+        method: 'OPTIONS',
+        headers: { origin: PAGE, 'access-control-request-method': method, 'access-control-request-headers': requestHeaders },
+      });
+    }
+
+    it.each([
+      ['RFC 8414 metadata', '/.well-known/oauth-authorization-server', 'GET'],
+      ['OpenID metadata', '/.well-known/openid-configuration', 'GET'],
+      ['JWKS', '/jwks', 'GET'],
+      ['registration', '/reg', 'POST'],
+      ['token', '/token', 'POST'],
+    ])('a page may call the %s endpoint: the preflight allows its method and headers', async (_name, path, method) => {
+      const response = await preflight(path, method, 'content-type, mcp-protocol-version');
+      expect(response.status).toBe(204);
+      expect(response.headers.get('access-control-allow-origin')).toMatch(/^(\*|http:\/\/127\.0\.0\.1:8)$/);
+      expect(response.headers.get('access-control-allow-methods')).toContain(method);
+      expect(response.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('content-type');
+      expect(response.headers.get('access-control-allow-credentials')).toBeNull();
+    });
+
+    it('a page can read a registration answer, and a refusal (RFC 7591 from the browser)', async () => {
+      const register = (metadata: Record<string, unknown>) =>
+        fetch(`${server.issuer}/reg`, {
+          method: 'POST',
+          headers: { origin: PAGE, 'content-type': 'application/json' },
+          body: JSON.stringify(metadata),
+        });
+      const registered = await register({ client_name: 'page', redirect_uris: [`${PAGE}/callback`], token_endpoint_auth_method: 'none' });
+      expect(registered.status).toBe(201);
+      expect(registered.headers.get('access-control-allow-origin')).toBe('*');
+      expect(await registered.json()).toHaveProperty('client_id');
+      const refused = await register({ redirect_uris: ['javascript:alert(1)'] });
+      expect(refused.status).toBe(400);
+      expect(refused.headers.get('access-control-allow-origin')).toBe('*');
+      expect(await refused.json()).toMatchObject({ error: 'invalid_redirect_uri' });
+    });
+
+    it('the authorization endpoint stays a top-level navigation: no CORS', async () => {
+      const response = await fetch(authorizationUrl(server, { client_id: PUBLIC_CLIENT }), { headers: { origin: PAGE }, redirect: 'manual' });
+      expect(response.headers.get('access-control-allow-origin')).toBeNull();
+      await response.body?.cancel();
     });
   });
 
@@ -735,6 +784,35 @@ describe('dev authorization server: start-up checks', () => {
       expect(server.jwksUri).toBe('https://auth.example.com/jwks');
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('dev authorization server: signing key across restarts', () => {
+  it('a restarted server (same key file) still validates a token issued before the restart; a fresh key does not', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'dev-as-keys-'));
+    onTestFinished(() => rm(directory, { recursive: true, force: true }));
+    const file = join(directory, 'keys', 'signing-keys.json');
+    const first = await startDevAuthServer(baseOptions({ signingKeysFile: file }));
+    const { issuer } = first;
+    const token = String((await obtainTokens(first)).body.access_token);
+    await first.close();
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+
+    const restarted = await startDevAuthServer(baseOptions({ signingKeysFile: file, port: Number(new URL(issuer).port) }));
+    try {
+      expect(restarted.issuer).toBe(issuer);
+      const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL(restarted.jwksUri)), { issuer, audience: CALC });
+      expect(payload.scope).toBe('mcp:tools calc:write');
+    } finally {
+      await restarted.close();
+    }
+
+    const ephemeral = await startDevAuthServer(baseOptions());
+    try {
+      await expect(jwtVerify(token, createRemoteJWKSet(new URL(ephemeral.jwksUri)))).rejects.toThrow(/no applicable key/i);
+    } finally {
+      await ephemeral.close();
     }
   });
 });

@@ -63,6 +63,23 @@ describe('upstream.auth: client_credentials and token_exchange', () => {
     });
   });
 
+  it.each([
+    ['a list', ['calc:read', 'calc:write']],
+    ['an OAuth space-separated string', 'calc:read calc:write'],
+    ['a string with extra spaces', ' calc:read  calc:write '],
+  ])('upstream.auth.scope may be %s', (_title, scope) => {
+    for (const type of ['client_credentials', 'token_exchange']) {
+      const auth = compiled(parse({ 'routes.0.upstream.auth': { ...CLIENT_CREDENTIALS, type, scope } })).routes[0]?.upstream.auth;
+      expect(auth).toMatchObject({ type, scopes: ['calc:read', 'calc:write'] });
+    }
+  });
+
+  it('names the offending scope of a space-separated string by its position', () => {
+    expect(messages({ 'routes.0.upstream.auth': { ...CLIENT_CREDENTIALS, scope: 'calc:read calc"write' } })).toContain(
+      'routes.0.upstream.auth.scope.1: must be an RFC 6749 scope token: visible ASCII without space, " or \\',
+    );
+  });
+
   it.each<[string, Record<string, unknown>, string]>([
     ['neither secret nor key', { client_secret: undefined }, 'routes.0.upstream.auth.client_secret: exactly one of client_secret or private_key is required'],
     ['both secret and key', { private_key: '${env:EC_PEM}' }, 'routes.0.upstream.auth.client_secret: exactly one of client_secret or private_key is required'],

@@ -1,0 +1,94 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { freePort } from '../../helpers/net.js';
+import { clientEnvironment, packageBin, packageVersion, type ClientDriver } from '../context.js';
+import { start } from '../processes.js';
+
+const PACKAGE = '@modelcontextprotocol/inspector';
+const SERVER_ID = 'gateway-calc';
+const STEP_TIMEOUT_MS = 20_000;
+
+/** Waits until the tool result panel shows `value`. */
+async function resultShows(page: Page, value: string): Promise<boolean> {
+  return page
+    // Evaluated in the page (a string: this project's TypeScript has no DOM types).
+    .waitForFunction(`/Results\\s+${value}\\b/.test(document.body.innerText)`, undefined, { timeout: STEP_TIMEOUT_MS })
+    .then(
+      () => true,
+      () => false,
+    );
+}
+
+async function execute(page: Page, tool: string, args: Readonly<Record<string, string>>): Promise<void> {
+  await page.getByRole('button', { name: `${tool[0]?.toUpperCase()}${tool.slice(1)} ${tool}` }).click();
+  for (const [name, value] of Object.entries(args)) await page.getByRole('textbox', { name, exact: true }).fill(value);
+  await page.getByRole('button', { name: 'Execute Tool' }).click();
+}
+
+/**
+ * MCP Inspector's web UI (2.x) in Chromium, as the README tells a user: Add Servers → Add manually →
+ * streamable-http → the gateway URL, then connect. Its backend runs discovery, registration and the token
+ * request; the page is sent through the authorization server and back. On `multiply` it offers the step-up
+ * (Authorize), and the call is retried after it.
+ */
+export const inspectorWeb: ClientDriver = {
+  client: 'MCP Inspector web UI (backend OAuth)',
+  version: (context) => `${packageVersion(PACKAGE)} (${context.chromium})`,
+  timeoutMs: 90_000,
+  async run(context) {
+    const directory = join(context.runDir, 'inspector-web');
+    await mkdir(directory, { recursive: true });
+    const [port, sandboxPort] = [await freePort(), await freePort()];
+    const token = randomBytes(16).toString('hex');
+    const env = await clientEnvironment(directory, {
+      CLIENT_PORT: String(port),
+      MCP_SANDBOX_PORT: String(sandboxPort),
+      MCP_APP_ORIGIN_PORT: '0',
+      MCP_INSPECTOR_API_TOKEN: token,
+      MCP_AUTO_OPEN_ENABLED: 'false',
+      MCP_INSPECTOR_SECRET_STORE: 'memory',
+    });
+    const server = start(process.execPath, [packageBin(PACKAGE, 'inspector'), '--web'], {
+      env,
+      cwd: directory,
+      logFile: join(directory, 'inspector-web.log'),
+    });
+    try {
+      await server.waitFor(/is up and running at/);
+      const page = await context.newPage();
+      await page.goto(`http://127.0.0.1:${port}/?MCP_INSPECTOR_API_TOKEN=${token}`);
+      await page.getByRole('button', { name: 'Add Servers' }).click();
+      await page.getByRole('menuitem', { name: /Add manually/ }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('Server ID').fill(SERVER_ID);
+      await dialog.getByLabel('Transport').click();
+      await page.getByRole('option', { name: 'streamable-http' }).click();
+      await dialog.getByLabel('URL').fill(context.calcUrl.href);
+      await dialog.getByRole('button', { name: 'Add' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+      // Connecting runs into the 401: the page goes through the authorization server and comes back connected.
+      await page.getByRole('switch', { name: `Connect or disconnect "${SERVER_ID}"` }).click({ force: true });
+      await page.getByText('Tools', { exact: true }).first().click({ timeout: STEP_TIMEOUT_MS });
+
+      await execute(page, 'add', { a: '2', b: '3' });
+      const added = await resultShows(page, '5');
+
+      await execute(page, 'multiply', { x: '6', y: '7' });
+      const stepUp = page.getByRole('button', { name: 'Authorize' });
+      const askedToStepUp = await stepUp.waitFor({ timeout: STEP_TIMEOUT_MS }).then(
+        () => true,
+        () => false,
+      );
+      if (askedToStepUp) {
+        await stepUp.click();
+        await page.getByText('Step-up authorization succeeded').waitFor({ timeout: STEP_TIMEOUT_MS });
+        await execute(page, 'multiply', { x: '6', y: '7' });
+      }
+      return { results: { added, multiplied: await resultShows(page, '42') } };
+    } finally {
+      await server.stop();
+    }
+  },
+};

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { COLUMNS, fail, notApplicable, parseCompatibility, pass, regressions, renderCompatibility, type Cell, type Column, type Row } from './matrix.js';
+
+function row(client: string, overrides: Partial<Record<Column, Cell>> = {}, notes = ''): Row {
+  const cells = Object.fromEntries(COLUMNS.map((column) => [column, pass()])) as Record<Column, Cell>;
+  return { client, version: '1.2.3', cells: { ...cells, ...overrides }, notes };
+}
+
+describe('compatibility matrix', () => {
+  it('renders a Markdown table and reads back every verdict, details and escaped pipes included', () => {
+    const rows = [
+      row('client | with pipe', { registration: pass('DCR'), 'step-up': notApplicable('scope held from the start') }),
+      row('other', { sse: fail() }, 'multiply failed: "403 | again"'),
+    ];
+    const markdown = renderCompatibility(rows);
+    expect(markdown).toContain('| client \\| with pipe | 1.2.3 | pass | pass (DCR) | pass | pass | pass | n.a. (scope held from the start) | pass | pass |');
+    expect(markdown).toContain('- **other**: multiply failed: "403 | again"');
+    const parsed = parseCompatibility(markdown);
+    expect([...parsed.keys()]).toEqual(['client | with pipe', 'other']);
+    expect(parsed.get('client | with pipe')?.get('step-up')).toBe('n.a.');
+    expect(parsed.get('other')?.get('sse')).toBe('fail');
+    expect(parsed.get('other')?.size).toBe(COLUMNS.length);
+  });
+
+  it('is deterministic: the same results give the same bytes', () => {
+    expect(renderCompatibility([row('a')])).toBe(renderCompatibility([row('a')]));
+  });
+
+  it('a cell that passed and no longer passes is a regression; fail → pass and n.a. → fail are not', () => {
+    const previous = parseCompatibility(renderCompatibility([row('a', { 'step-up': notApplicable() }), row('b', { sse: fail() })]));
+    expect(regressions(previous, [row('a', { 'step-up': fail() }), row('b')])).toEqual([]);
+    expect(regressions(previous, [row('a', { token: fail('no token') }), row('b', { session: notApplicable() })])).toEqual([
+      'a: token passed before, now fail (no token)',
+      'b: session passed before, now n.a.',
+    ]);
+  });
+
+  it('a client that disappeared from the run loses every cell it passed', () => {
+    const previous = parseCompatibility(renderCompatibility([row('gone', { sse: fail() })]));
+    expect(regressions(previous, [])).toHaveLength(COLUMNS.length - 1);
+  });
+
+  it('an empty or missing baseline has nothing to lose', () => {
+    expect(regressions(parseCompatibility(''), [row('new', { token: fail() })])).toEqual([]);
+  });
+});

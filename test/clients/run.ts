@@ -1,0 +1,154 @@
+/**
+ * `npm run test:clients`: the compatibility matrix from real third-party MCP clients. Starts the demo stack on
+ * free loopback ports, drives each client headless (Chromium from Debian for the web UIs), judges each cell from
+ * what the gateway and the authorization server saw plus what the client showed, writes docs/compatibility.md,
+ * and exits non-zero when a cell that passes in the committed docs/compatibility.md does not pass any more.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freeDemoPorts, startDemoStack } from '../../examples/demo/stack.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { launchChromium, type Pages } from './browser.js';
+import { REPO_ROOT, type ClientDriver, type DriverOutcome, type MatrixContext } from './context.js';
+import { browserPage } from './drivers/browser-page.js';
+import { inspectorCli } from './drivers/inspector-cli.js';
+import { inspectorV1, inspectorV1Upfront } from './drivers/inspector-v1-direct.js';
+import { inspectorWeb } from './drivers/inspector-web.js';
+import { mcpRemote } from './drivers/mcp-remote.js';
+import { sdkWithoutRefreshTokens, sdkWithRefreshTokens, sdkWithRefreshTokensUpfront } from './drivers/sdk.js';
+import { judge, type AuditLine } from './evidence.js';
+import { parseCompatibility, regressions, renderCompatibility, type Row } from './matrix.js';
+import { observeHttp } from './observer.js';
+import { stopAll } from './processes.js';
+
+/** The whole run, however the clients behave: past this, everything is stopped and the run fails. */
+const RUN_TIMEOUT_MS = 5 * 60 * 1000;
+const MATRIX_FILE = 'docs/compatibility.md';
+const CHROMIUM = '/usr/bin/chromium';
+
+const ALL_DRIVERS: readonly ClientDriver[] = [
+  inspectorCli,
+  inspectorWeb,
+  inspectorV1,
+  inspectorV1Upfront,
+  mcpRemote,
+  sdkWithoutRefreshTokens,
+  sdkWithRefreshTokens,
+  sdkWithRefreshTokensUpfront,
+  browserPage,
+];
+
+/**
+ * `npm run test:clients -- <text>` runs only the clients whose name contains <text>, to work on one client: the
+ * matrix is printed, not written, and not compared.
+ */
+const only = process.argv[2];
+const DRIVERS = only === undefined ? ALL_DRIVERS : ALL_DRIVERS.filter((driver) => driver.client.includes(only));
+
+/** The committed matrix (the run's baseline), else the file as it is. */
+function baseline(): string {
+  try {
+    return execFileSync('git', ['show', `HEAD:${MATRIX_FILE}`], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    const file = join(REPO_ROOT, MATRIX_FILE);
+    return existsSync(file) ? readFileSync(file, 'utf8') : '';
+  }
+}
+
+function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${timeoutMs / 1000} s`)), timeoutMs);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+function auditLines(lines: readonly string[]): AuditLine[] {
+  return lines.flatMap((line) => {
+    const parsed = JSON.parse(line) as AuditLine & { msg?: string };
+    return parsed.msg === 'audit' ? [parsed] : [];
+  });
+}
+
+async function main(): Promise<number> {
+  if (!existsSync(CHROMIUM)) {
+    process.stderr.write(`test:clients needs Debian's Chromium at ${CHROMIUM}: apt-get install -y chromium\n`);
+    return 1;
+  }
+  const started = Date.now();
+  const runDir = await mkdtemp(join(tmpdir(), 'mcp-gateway-clients-'));
+  const logLines: string[] = [];
+  const logger = createLogger({ level: 'info', destination: { write: (line: string) => void logLines.push(line) } });
+  const ports = await freeDemoPorts();
+  const observer = observeHttp({ gateway: ports.gateway, authorizationServer: ports.authServer });
+  const stack = await startDemoStack({ ports, logger });
+  let pages: Pages | undefined;
+  const rows: Row[] = [];
+  try {
+    pages = await launchChromium();
+    const browser = pages;
+    const context: MatrixContext = {
+      calcUrl: new URL(`${stack.gatewayUrl}/calc/mcp`),
+      upfrontUrl: new URL(`${stack.gatewayUrl}/calc-upfront/mcp`),
+      runDir,
+      newPage: () => browser.newPage(),
+      chromium: `Chromium ${browser.version.split('.', 1)[0] ?? ''}`,
+    };
+    process.stdout.write(`clients against ${stack.gatewayUrl} (demo stack), logs in ${runDir}\n`);
+    for (const driver of DRIVERS) {
+      const [exchangesBefore, logBefore, clientStarted] = [observer.exchanges().length, logLines.length, Date.now()];
+      let outcome: DriverOutcome;
+      try {
+        outcome = await withTimeout(driver.run(context), driver.timeoutMs, driver.client);
+      } catch (error) {
+        // The first line: Playwright appends its call log.
+        const reason = (error instanceof Error ? error.message : String(error)).split('\n', 1)[0];
+        outcome = { results: { added: false, multiplied: false }, notes: [`run failed: ${reason}`] };
+      } finally {
+        await stopAll();
+        await browser.closePages();
+      }
+      const evidence = {
+        exchanges: observer.exchanges().slice(exchangesBefore),
+        audit: auditLines(logLines.slice(logBefore)),
+        results: outcome.results,
+      };
+      // What each cell was judged on, for reading after a surprising result (no codes or tokens: see observer.ts).
+      writeFileSync(join(runDir, `${driver.client.replace(/\W+/g, '-')}.evidence.json`), JSON.stringify(evidence, null, 1));
+      const cells = judge(evidence);
+      rows.push({ client: driver.client, version: driver.version(context), cells, notes: (outcome.notes ?? []).join('; ') });
+      process.stdout.write(`  ${driver.client}: ${((Date.now() - clientStarted) / 1000).toFixed(1)} s\n`);
+    }
+  } finally {
+    observer.close();
+    await pages?.close();
+    await stack.close();
+    writeFileSync(join(runDir, 'gateway.log'), logLines.join(''));
+  }
+
+  const markdown = renderCompatibility(rows);
+  process.stdout.write(`\n${markdown.slice(markdown.indexOf('| Client |'))}\n`);
+  if (only !== undefined) return 0;
+  const lost = regressions(parseCompatibility(baseline()), rows);
+  writeFileSync(join(REPO_ROOT, MATRIX_FILE), markdown);
+  process.stdout.write(`${MATRIX_FILE} written; ${((Date.now() - started) / 1000).toFixed(1)} s in all\n`);
+  for (const line of lost) process.stdout.write(`REGRESSION ${line}\n`);
+  return lost.length === 0 ? 0 : 1;
+}
+
+const watchdog = setTimeout(() => {
+  process.stderr.write(`test:clients: no end after ${RUN_TIMEOUT_MS / 1000} s, stopping every client\n`);
+  void stopAll().finally(() => process.exit(1));
+}, RUN_TIMEOUT_MS);
+watchdog.unref();
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(`test:clients failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    void stopAll().finally(() => process.exit(1));
+  },
+);

@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import { freeDemoPorts, startDemoStack } from '../../examples/demo/stack.js';
+
+describe('npm run demo', () => {
+  it("logs at config/demo.yaml's log.level (info: audit lines show), not a level of its own", async () => {
+    const stack = await startDemoStack({ ports: await freeDemoPorts() });
+    try {
+      expect(stack.config.logLevel).toBe('info');
+      expect(stack.logger.level).toBe(stack.config.logLevel);
+    } finally {
+      await stack.close();
+    }
+  });
+});

@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
+import { jsonRpcEcho, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+
+const PUBLIC = 'https://gw.example.test';
+
+let issuer: TestIssuer;
+let upstream: TestUpstream;
+let gw: RunningGateway;
+
+/** The same policy twice: minimal challenges (the default) and everything up front. */
+function route(name: string, upfront: boolean): string {
+  return `
+  - name: ${name}
+    path: /${name}/mcp
+    upstream: { url: ${upstream.url} }
+    authorization_servers: [${issuer.issuer}]
+    scopes_supported: [mcp:tools]
+    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
+    policy:
+      scopes: [mcp:tools]
+      tools: { multiply: [calc:write], add: [calc:read] }
+      implies: { "calc:write": [calc:read] }
+      upfront_scopes: ${upfront}`;
+}
+
+beforeAll(async () => {
+  issuer = await startTestIssuer();
+  upstream = await startTestUpstream();
+  upstream.respondWith(jsonRpcEcho);
+  gw = await startGateway(`public_url: ${PUBLIC}\nroutes:${route('minimal', false)}${route('upfront', true)}\n`);
+});
+
+afterAll(async () => {
+  await gw.close();
+  await Promise.all([upstream.close(), issuer.close()]);
+});
+
+function callTool(path: string, name: string, token?: string): Promise<Response> {
+  return fetch(`${gw.url}${path}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } }),
+  });
+}
+
+function challengeScope(response: Response): string | undefined {
+  return /scope="([^"]*)"/.exec(response.headers.get('www-authenticate') ?? '')?.[1];
+}
+
+describe('policy.upfront_scopes', () => {
+  it('off (default): the 401 challenge names only the route scopes', async () => {
+    expect(challengeScope(await callTool('/minimal/mcp', 'add'))).toBe('mcp:tools');
+  });
+
+  it('on: the 401 challenge names every scope an operation can require, an implies chain by its broadest scope', async () => {
+    const response = await callTool('/upfront/mcp', 'add');
+    expect(response.status).toBe(401);
+    expect(challengeScope(response)).toBe('mcp:tools calc:write');
+    const invalid = await callTool('/upfront/mcp', 'add', 'not-a-token');
+    expect(invalid.status).toBe(401);
+    expect(challengeScope(invalid)).toBe('mcp:tools calc:write');
+  });
+
+  it('on: protected resource metadata widens scopes_supported to the same scopes', async () => {
+    const upfront = (await (await fetch(`${gw.url}/.well-known/oauth-protected-resource/upfront/mcp`)).json()) as Record<string, unknown>;
+    expect(upfront.scopes_supported).toEqual(['mcp:tools', 'calc:write']);
+    const minimal = (await (await fetch(`${gw.url}/.well-known/oauth-protected-resource/minimal/mcp`)).json()) as Record<string, unknown>;
+    expect(minimal.scopes_supported).toEqual(['mcp:tools']);
+  });
+
+  it('on: a token with the challenged scopes may call every tool; a narrower one still gets the 403 step-up', async () => {
+    const everything = await issuer.mint({ aud: `${PUBLIC}/upfront/mcp`, scope: 'mcp:tools calc:write' });
+    expect((await callTool('/upfront/mcp', 'multiply', everything)).status).toBe(200);
+    expect((await callTool('/upfront/mcp', 'add', everything)).status).toBe(200);
+    const narrow = await issuer.mint({ aud: `${PUBLIC}/upfront/mcp`, scope: 'mcp:tools' });
+    const refused = await callTool('/upfront/mcp', 'multiply', narrow);
+    expect(refused.status).toBe(403);
+    expect(challengeScope(refused)).toBe('mcp:tools calc:write');
+  });
+});
