@@ -79,7 +79,7 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
       let body: string | undefined;
       try {
         if (options.draining()) throw new GatewayError('draining');
-        const early = await admit(runtime, facts, state);
+        const early = await admit(runtime, facts, state, 'claim_on_first_use');
         if (early) {
           [status, headers] = [early.status, { ...state.responseHeaders, ...early.headers }];
         } else {

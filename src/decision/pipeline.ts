@@ -10,7 +10,7 @@ import { messageFromMirroredHeaders } from './mirrored-message.js';
 import { checkOperationScopes, resolveUpstreamHeaders } from './operation.js';
 import { checkOrigin, preflightAnswer } from './origin.js';
 import { matchRoute } from './route.js';
-import { checkSession } from './session.js';
+import { checkSession, type SessionBinding } from './session.js';
 import type { DecisionState } from './state.js';
 
 /**
@@ -21,7 +21,12 @@ import type { DecisionState } from './state.js';
  * Stage one, from the request line and headers: route, origin, preflight, token, method, route scopes, rate
  * limit, session. Resolves with an early answer (preflight, 405) or `undefined` to go on.
  */
-export async function admit(runtime: Runtime, facts: RequestFacts, state: DecisionState): Promise<EarlyAnswer | undefined> {
+export async function admit(
+  runtime: Runtime,
+  facts: RequestFacts,
+  state: DecisionState,
+  sessions: SessionBinding = 'bound_at_initialize',
+): Promise<EarlyAnswer | undefined> {
   const entry = matchRoute(runtime, facts, state);
   checkOrigin(runtime.config.hosts, entry, facts, state);
   const preflight = preflightAnswer(entry, facts);
@@ -31,7 +36,7 @@ export async function admit(runtime: Runtime, facts: RequestFacts, state: Decisi
   if (otherMethod) return otherMethod;
   checkRouteScopes(entry, state);
   await entry.rateLimiter?.take(auth);
-  await checkSession(entry, auth, facts, state);
+  await checkSession(entry, auth, facts, state, sessions);
   return undefined;
 }
 

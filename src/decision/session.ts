@@ -11,16 +11,32 @@ import type { DecisionState } from './state.js';
  * principal (else 404, or 503 when the store cannot say). Runs after authentication (a session never
  * authenticates) and before the body is read or anything reaches the upstream.
  */
-export async function checkSession(entry: RouteRuntime, auth: AuthContext, facts: RequestFacts, state: DecisionState): Promise<void> {
+export async function checkSession(
+  entry: RouteRuntime,
+  auth: AuthContext,
+  facts: RequestFacts,
+  state: DecisionState,
+  sessions: SessionBinding,
+): Promise<void> {
   const header = readSessionId(facts.headers['mcp-session-id']);
   if (header.kind === 'invalid') throw new GatewayError('invalid_session_id', { reason: 'malformed_session_id' });
   if (header.kind === 'absent') return;
   if (entry.route.sessions.bind) {
-    const refused = bindingDecision(await entry.sessions.check(header.id, auth));
+    const bindings = entry.sessions;
+    let binding = await bindings.check(header.id, auth);
+    if (binding === 'unknown' && sessions === 'claim_on_first_use') binding = await bindings.claim(header.id, auth);
+    const refused = bindingDecision(binding);
     if (refused) throw refused;
   }
   state.sessionId = header.id;
 }
+
+/**
+ * How a front door binds sessions: the proxy sees the upstream's initialize answer and binds the id it issues
+ * (`bound_at_initialize`; an unbound id is refused). The decision listener never sees answers, so an unbound id is
+ * claimed by the first caller presenting it (`claim_on_first_use`), and held to that caller from then on.
+ */
+export type SessionBinding = 'bound_at_initialize' | 'claim_on_first_use';
 
 /** The upstream's answer, as far as session bookkeeping needs it. */
 export interface UpstreamAnswer {

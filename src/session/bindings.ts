@@ -17,6 +17,11 @@ export interface SessionBindings {
   check(sessionId: string, auth: AuthContext): Promise<BindingState>;
   /** Binds a session id the upstream just issued to the caller that opened it; false when the store did not take it. */
   bind(sessionId: string, auth: AuthContext): Promise<boolean>;
+  /**
+   * Binds a session id nobody holds yet to this caller, atomically (one claimant wins across replicas), and says
+   * whose it is now. For front doors that never see the upstream's initialize answer.
+   */
+  claim(sessionId: string, auth: AuthContext): Promise<BindingState>;
   release(sessionId: string): Promise<void>;
 }
 
@@ -34,17 +39,23 @@ export function createSessionBindings(route: string, settings: SessionSettings, 
   // Memoised: a session check on a known caller then costs one HMAC (the binding key). Who owns a session is
   // still read from the store every time, so an unbind on another replica counts at once.
   const owner = perObject((auth: AuthContext) => keyedDigest(deps.keySecret, ['session-owner', ...principalOf(auth)]));
+  async function check(sessionId: string, auth: AuthContext): Promise<BindingState> {
+    const bindingKey = key(sessionId);
+    const bound = await deps.store.get(bindingKey);
+    if (bound === undefined) return deps.store.status().state === 'ready' ? 'unknown' : 'unavailable';
+    if (bound !== owner(auth)) return 'foreign';
+    // Sliding expiry; a lost refresh only shortens the binding's life, so it is not awaited.
+    void deps.store.set(bindingKey, bound, settings.idleTtl);
+    return 'owned';
+  }
+
   return {
-    async check(sessionId, auth) {
-      const bindingKey = key(sessionId);
-      const bound = await deps.store.get(bindingKey);
-      if (bound === undefined) return deps.store.status().state === 'ready' ? 'unknown' : 'unavailable';
-      if (bound !== owner(auth)) return 'foreign';
-      // Sliding expiry; a lost refresh only shortens the binding's life, so it is not awaited.
-      void deps.store.set(bindingKey, bound, settings.idleTtl);
-      return 'owned';
-    },
+    check,
     bind: (sessionId, auth) => deps.store.set(key(sessionId), owner(auth), settings.idleTtl),
+    async claim(sessionId, auth) {
+      if (await deps.store.setIfAbsent(key(sessionId), owner(auth), settings.idleTtl)) return 'owned';
+      return check(sessionId, auth);
+    },
     async release(sessionId) {
       await deps.store.delete(key(sessionId));
     },

@@ -35,7 +35,7 @@ beforeAll(async () => {
 public_url: ${PUBLIC}
 decision: { port: 0, path_prefix: ${PREFIX} }
 routes:${route('calc', ', auth: { type: bearer, token: upstream-secret }')}
-    policy: { scopes: [mcp], tools: { multiply: [calc:write] } }${route('open', '')}
+    policy: { scopes: [mcp], tools: { multiply: [calc:write] } }${route('open', '')}${route('bound', '').replace('sessions: { bind: false }', 'sessions: { bind: true }')}
 `);
   const decision = gw.gateway.decision;
   if (!decision) throw new Error('decision listener not built');
@@ -153,5 +153,19 @@ describe('Traefik forwardAuth and nginx auth_request: the original request descr
   it('nginx or Traefik without the original method: 500, never decided as the asking method', async () => {
     expect((await ask('GET', '/', { authorization: await bearer(CALC, 'mcp'), 'x-original-uri': '/calc/mcp' })).status).toBe(500);
     expect((await ask('GET', '/', { authorization: await bearer(CALC, 'mcp'), 'x-forwarded-uri': '/calc/mcp' })).status).toBe(500);
+  });
+});
+
+describe('sessions through the decision listener (it never sees the initialize answer)', () => {
+  const BOUND = `${PUBLIC}/bound/mcp`;
+  const asUser = async (sub: string) => `Bearer ${await issuer.mint({ aud: BOUND, scope: 'mcp', sub })}`;
+
+  it('G1 an unbound session id is claimed by the first caller presenting it and refused (404) to anyone else', async () => {
+    const session = { 'mcp-session-id': 'session-claimed-by-alice' };
+    expect((await ask('GET', `${PREFIX}/bound/mcp`, { authorization: await asUser('alice'), ...session })).status).toBe(200);
+    const bob = await ask('GET', `${PREFIX}/bound/mcp`, { authorization: await asUser('bob'), ...session });
+    expect(bob.status).toBe(404);
+    expect(JSON.parse(bob.body)).toMatchObject({ error: { message: 'Session not found' } });
+    expect((await ask('GET', `${PREFIX}/bound/mcp`, { authorization: await asUser('alice'), ...session })).status).toBe(200);
   });
 });
