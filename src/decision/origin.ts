@@ -1,7 +1,7 @@
 import type { HostPolicy } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import { corsDecision, preflightHeaders } from '../proxy/cors.js';
-import { rebindingRefused } from '../proxy/dns-rebinding.js';
+import { corsDecision, preflightHeaders } from './cors.js';
+import { rebindingRefused } from './dns-rebinding.js';
 import type { RouteRuntime } from '../runtime.js';
 import { singleHeader, type RequestFacts } from './facts.js';
 import type { DecisionState } from './state.js';

@@ -5,7 +5,7 @@ import {
   corsDecision,
   preflightHeaders,
   publicDocumentPreflightHeaders,
-} from '../../../src/proxy/cors.js';
+} from '../../../src/decision/cors.js';
 
 const ANY: CorsSettings = { anyOrigin: true, allowedOrigins: new Set(), maxAge: 600 };
 const LISTED: CorsSettings = { anyOrigin: false, allowedOrigins: new Set(['https://app.example.test']), maxAge: 600 };
