@@ -90,6 +90,7 @@ const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
 function targetOf(stack: Stack, scenario: LoadScenario) {
   const upstream = scenario.upstream === 'calculator' ? stack.calculator : stack.upstream;
+  if (scenario.via === 'decision') return { upstream, proxy: stack.gateway, origin: stack.gateway.decisionOrigin };
   const proxy = scenario.via === 'direct' ? undefined : scenario.via === 'gateway' ? stack.gateway : stack.references[scenario.via];
   return { upstream, proxy, origin: proxy?.origin ?? upstream.origin };
 }

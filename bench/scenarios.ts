@@ -15,8 +15,8 @@ export const MODES: Readonly<Record<ModeName, LoadMode>> = {
 /** Which upstream a scenario ends at; the calculator runs with the gateway moved to the client's core. */
 export type UpstreamKind = 'trivial' | 'calculator';
 
-/** What sits between the load generator and the upstream. */
-export type Via = 'direct' | 'gateway' | ReferenceProxy;
+/** What sits between the load generator and the upstream; `decision` asks the gateway's decision listener only. */
+export type Via = 'direct' | 'gateway' | 'decision' | ReferenceProxy;
 
 export interface LoadScenario {
   readonly id: string;
@@ -156,6 +156,28 @@ export function loadScenarios({ stack, tokens, calcSessions }: ScenarioContext):
       modes: ['c1', 'c64'],
       quickModes: [],
       request: (i) => post(ROUTES.jwt, tokens.freshPool[i % tokens.freshPool.length], CALL),
+    },
+    {
+      // What nginx's auth_request subrequest costs the gateway: the verdict alone, no forwarding.
+      id: 'decision-nginx',
+      label: 'decision listener, nginx auth_request, JWT reused',
+      via: 'decision',
+      upstream: 'trivial',
+      baseline: 'direct',
+      expectStatus: 200,
+      modes: ['c1', 'c64'],
+      quickModes: ['c64'],
+      request: () => ({
+        method: 'GET',
+        path: '/_mcp_decision',
+        headers: {
+          ...BASE_HEADERS,
+          authorization: `Bearer ${tokens.jwt}`,
+          'x-original-uri': ROUTES.jwt,
+          'x-original-method': 'POST',
+          'x-real-ip': '127.0.0.1',
+        },
+      }),
     },
     {
       id: 'introspection-hit',

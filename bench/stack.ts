@@ -18,7 +18,8 @@ export type Endpoint = BenchProcess & { readonly origin: string; readonly path: 
 export type ReferenceProxy = 'undici-pool' | 'reply-from';
 
 export interface Stack {
-  readonly gateway: BenchProcess & { readonly origin: string };
+  /** `origin`: the proxy listener; `decisionOrigin`: the decision listener (nginx-style questions). */
+  readonly gateway: BenchProcess & { readonly origin: string; readonly decisionOrigin: string };
   readonly upstream: Endpoint;
   readonly calculator: Endpoint;
   readonly references: Readonly<Record<ReferenceProxy, Endpoint>>;
@@ -49,7 +50,7 @@ const UNKNOWN_KID = 'bench-key-rotated';
 const TOKEN_LIFETIME_S = 2 * 3600;
 
 /** Configuration of the gateway under test: the production entry point (`src/main.ts serve`) reads it. */
-function gatewayYaml(port: number, adminPort: number, issuer: string, upstreamUrl: string, calculatorUrl: string): string {
+function gatewayYaml(port: number, adminPort: number, decisionPort: number, issuer: string, upstreamUrl: string, calculatorUrl: string): string {
   const jwt = `{ issuer: "${issuer}", jwks_uri: "${issuer}/jwks", algorithms: [ES256] }`;
   const route = (name: string, path: string, upstream: string, tokens: string): string => `
   - name: ${name}
@@ -62,6 +63,7 @@ function gatewayYaml(port: number, adminPort: number, issuer: string, upstreamUr
   const introspection = `{ introspection: { endpoint: "${issuer}/introspect", issuer: "${issuer}", client_id: bench-gateway, client_secret: "\${env:BENCH_INTROSPECTION_SECRET}" } }`;
   return `listen: { host: 127.0.0.1, port: ${port} }
 admin: { host: 127.0.0.1, port: ${adminPort} }
+decision: { host: 127.0.0.1, port: ${decisionPort} }
 public_url: http://127.0.0.1:${port}
 log: { level: info }
 cache: { redis_url: "\${env:BENCH_REDIS_URL}", key_secret: "\${env:BENCH_CACHE_KEY_SECRET}" }
@@ -85,6 +87,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
     const gatewayPort = await freePort();
     const gatewayOrigin = `http://127.0.0.1:${gatewayPort}`;
+    const decisionPort = await freePort();
     const authority = await startNodeServer<{ issuer: string }>('authority', SERVER_CORE, 'bench/servers/authority.ts', [], {
       env: {
         BENCH_JWKS: JSON.stringify({ keys: [publicJwk] }),
@@ -114,7 +117,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const references = { 'undici-pool': await reference('undici-pool'), 'reply-from': await reference('reply-from') };
 
     const configFile = join(workDir, 'gateway.yaml');
-    writeFileSync(configFile, gatewayYaml(gatewayPort, await freePort(), issuer, upstream.info.url, calculator.info.url));
+    writeFileSync(configFile, gatewayYaml(gatewayPort, await freePort(), decisionPort, issuer, upstream.info.url, calculator.info.url));
     const nodeArgs = options.nodeArgs ?? [];
     const entry = options.gatewayEntry === 'tsx' ? ['--import', 'tsx', 'src/main.ts'] : [options.gatewayEntry];
     const gatewayEnv = {
@@ -123,12 +126,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       BENCH_INTROSPECTION_SECRET: randomBytes(16).toString('base64url'),
     };
     const logFile = options.gatewayLog ? openSync(options.gatewayLog, 'w') : undefined;
-    const startGateway = async (): Promise<BenchProcess & { readonly origin: string }> => {
+    const startGateway = async (): Promise<Stack['gateway']> => {
       const spawned = spawnPinned('gateway', SERVER_CORE, process.execPath, [...nodeArgs, ...entry, 'serve', '--config', configFile], {
         env: gatewayEnv,
         logFile,
       });
-      const handle = { ...spawned, origin: gatewayOrigin };
+      const handle = { ...spawned, origin: gatewayOrigin, decisionOrigin: `http://127.0.0.1:${decisionPort}` };
       started.push(handle);
       await waitFor('gateway /readyz', async () => (await fetch(`${gatewayOrigin}/readyz`)).status === 200);
       return handle;

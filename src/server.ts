@@ -22,7 +22,7 @@ import { timedVerifiers } from './observability/verifier-timing.js';
 import { registerProxyRoutes } from './proxy/plugin.js';
 import { createStreamCap } from './ratelimit/stream-cap.js';
 import { createGeneration, retireGeneration, warmGeneration } from './reload/generation.js';
-import { registerPendingRequests, registerRuntimeBodyLimit, registerRuntimePinning, type PendingRequest } from './reload/plugin.js';
+import { registerRequestLifecycle, type PendingRequest } from './reload/plugin.js';
 import { restartOnlyChanges } from './reload/restart-only.js';
 import { createRuntimeSwitch } from './reload/runtime-switch.js';
 import { shutdown } from './reload/shutdown.js';
@@ -172,15 +172,14 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     void reply.code(500).type('application/json').send({ error: 'internal_error' });
   });
 
-  // Before any hook that can refuse a request: every request is pinned, counted and audited.
-  const generationOf = registerRuntimePinning(app, runtimes);
-  const pending = registerPendingRequests(app);
+  // First: every request is pinned and tracked (refused at once while draining), counted and audited.
+  const lifecycle = registerRequestLifecycle(app, runtimes, (request) =>
+    draining && !HEALTH_PATHS.has(pathOf(request.url)) ? new GatewayError('draining') : undefined,
+  );
+  const generationOf = lifecycle.runtimeOf;
+  const pending = lifecycle.pending;
   const runtimeOf = (request: FastifyRequest) => generationOf(request).runtime;
   registerRequestObservers(app, { metrics, streams, runtimeOf });
-  app.addHook('onRequest', (request, _reply, done) => {
-    done(draining && !HEALTH_PATHS.has(pathOf(request.url)) ? new GatewayError('draining') : undefined);
-  });
-  registerRuntimeBodyLimit(app);
 
   registerHealthRoutes(app, readinessNow);
   registerMetadataRoutes(app, () => current().config);
@@ -207,7 +206,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
       pathPrefix: config.decision.pathPrefix,
       maxBodyBytes: config.limits.maxBodyBytes,
       pinRuntimes: (decisionApp) => {
-        const pinnedOf = registerRuntimePinning(decisionApp, runtimes);
+        const pinnedOf = registerRequestLifecycle(decisionApp, runtimes).runtimeOf;
         return (request) => pinnedOf(request).runtime;
       },
       draining: () => draining,

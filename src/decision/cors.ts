@@ -27,13 +27,17 @@ export type CorsDecision =
   | { readonly allowed: true; readonly headers: Readonly<Record<string, string>> }
   | { readonly allowed: false };
 
+/** A request without Origin (not a browser): allowed, no CORS headers; one shared answer for the common case. */
+const NO_ORIGIN: CorsDecision = Object.freeze({ allowed: true, headers: Object.freeze({}) });
+
 /**
  * Decides whether a request's Origin may use the route. No Origin (non-browser client) is always allowed.
  * Wildcard routes answer `*` and never allow credentials: bearer tokens are not ambient, so there is nothing
  * for a foreign page to ride on. A disallowed Origin is refused outright (MCP transport: validate Origin).
  */
+
 export function corsDecision(cors: CorsSettings, origin: string | undefined): CorsDecision {
-  if (origin === undefined) return { allowed: true, headers: {} };
+  if (origin === undefined) return NO_ORIGIN;
   if (cors.anyOrigin) {
     return { allowed: true, headers: { 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED_HEADERS } };
   }

@@ -1,13 +1,29 @@
 import type { HostPolicy } from '../config/types.js';
 import { isLoopbackHost } from '../config/url.js';
 
-/** The hostname of a Host header or Origin, lowercased; `undefined` when it does not parse. */
-function hostnameOf(authority: string): string | undefined {
+/** A Host header value: its hostname (lowercased), and whether that names this machine. */
+interface HostFacts {
+  readonly hostname: string;
+  readonly loopback: boolean;
+}
+
+/** Host header values seen, parsed: clients send the same few on every request. */
+const hosts = new Map<string, HostFacts | undefined>();
+const MAX_REMEMBERED_HOSTS = 256;
+
+/** `undefined` when the value does not parse as a host. Parsed once per distinct value. */
+function hostFactsOf(authority: string): HostFacts | undefined {
+  if (hosts.has(authority)) return hosts.get(authority);
+  let facts: HostFacts | undefined;
   try {
-    return new URL(`http://${authority}`).hostname;
+    const { hostname } = new URL(`http://${authority}`);
+    facts = { hostname, loopback: isLoopbackHost(hostname) };
   } catch {
-    return undefined;
+    facts = undefined;
   }
+  if (hosts.size >= MAX_REMEMBERED_HOSTS) hosts.clear();
+  hosts.set(authority, facts);
+  return facts;
 }
 
 function originHostname(origin: string): string | undefined {
@@ -33,12 +49,13 @@ export function rebindingRefused(
   origin: string | undefined,
   explicitOrigins: ReadonlySet<string>,
 ): boolean {
+  if (policy.allowedHosts.size === 0 && !policy.localOnly) return false;
   const authority = host?.toLowerCase();
-  const hostname = authority === undefined ? undefined : hostnameOf(authority);
-  const listed = authority !== undefined && hostname !== undefined && (policy.allowedHosts.has(authority) || policy.allowedHosts.has(hostname));
+  const facts = authority === undefined ? undefined : hostFactsOf(authority);
+  const listed = authority !== undefined && facts !== undefined && (policy.allowedHosts.has(authority) || policy.allowedHosts.has(facts.hostname));
   if (policy.allowedHosts.size > 0 && !listed) return true;
   if (!policy.localOnly) return false;
-  if (!listed && (hostname === undefined || !isLoopbackHost(hostname))) return true;
+  if (!listed && !facts?.loopback) return true;
   if (origin === undefined || explicitOrigins.has(origin.toLowerCase())) return false;
   const originHost = originHostname(origin);
   return originHost === undefined || !isLoopbackHost(originHost);

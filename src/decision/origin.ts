@@ -19,7 +19,7 @@ export function checkOrigin(hosts: HostPolicy, entry: RouteRuntime, facts: Reque
   }
   const cors = corsDecision(entry.route.cors, origin);
   if (!cors.allowed) throw new GatewayError('origin_forbidden');
-  state.responseHeaders = cors.headers;
+  if (origin !== undefined) state.responseHeaders = cors.headers;
 }
 
 /**

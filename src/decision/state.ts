@@ -29,6 +29,8 @@ export interface DecisionState {
 
 const NO_SCOPES: ReadonlySet<string> = new Set();
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+/** `responseHeaders` until CORS added some: a front door can skip setting none. */
+export const NO_RESPONSE_HEADERS = NO_HEADERS;
 
 export function createDecisionState(maxBodyBytes: number): DecisionState {
   return {

@@ -61,6 +61,24 @@ export interface GatewayMetrics {
 const AUTH_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+/**
+ * A metric's labelled child per label values, looked up by one string key instead of prom-client hashing the label
+ * object on every observation (it showed in per-request profiles). The label sets are closed or configured, so
+ * the map stays small.
+ */
+function childrenOf<Child>(labelled: (...values: string[]) => Child): (...values: string[]) => Child {
+  const children = new Map<string, Child>();
+  return (...values) => {
+    const key = values.join('\u0000');
+    let child = children.get(key);
+    if (child === undefined) {
+      child = labelled(...values);
+      children.set(key, child);
+    }
+    return child;
+  };
+}
+
 export function createGatewayMetrics(): GatewayMetrics {
   const registry = new Registry();
   const registers = [registry];
@@ -140,12 +158,15 @@ export function createGatewayMetrics(): GatewayMetrics {
   });
   for (const result of ['success', 'failure'] as const) reloads.labels({ result }).inc(0);
 
+  const requestChild = childrenOf((route, method, outcome) => requests.labels({ route, method, outcome }));
+  const authDecisionChild = childrenOf((route, kind, result) => authDecisions.labels({ route, kind, result }));
+  const upstreamChild = childrenOf((route, statusClass) => upstreamRequests.labels({ route, status_class: statusClass }));
   return {
     registry,
-    request: (route, method, outcome) => requests.labels({ route, method: methodLabel(method), outcome }).inc(),
+    request: (route, method, outcome) => requestChild(route, methodLabel(method), outcome).inc(),
     decision: (route, dialect, status) => decisions.labels({ route, dialect, outcome: requestOutcome(status) }).inc(),
-    authDecision: (route, kind, result, seconds) => authDecisions.labels({ route, kind, result }).observe(seconds),
-    upstream: (route, statusClass, seconds) => upstreamRequests.labels({ route, status_class: statusClass }).observe(seconds),
+    authDecision: (route, kind, result, seconds) => authDecisionChild(route, kind, result).observe(seconds),
+    upstream: (route, statusClass, seconds) => upstreamChild(route, statusClass).observe(seconds),
     configReload: (result) => reloads.labels({ result }).inc(),
     sseStreamOpened: () => sseStreams.inc(),
     sseStreamClosed: () => sseStreams.dec(),

@@ -8,7 +8,7 @@ import { missingScopes } from '../auth/scopes.js';
 import type { RequestFacts } from '../decision/facts.js';
 import { admit, authorize } from '../decision/pipeline.js';
 import { recordAnswer } from '../decision/session.js';
-import { createDecisionState, type DecisionState } from '../decision/state.js';
+import { createDecisionState, NO_RESPONSE_HEADERS, type DecisionState } from '../decision/state.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { isEventStream, isJsonMediaType } from '../media-type.js';
 import { filterListResponse, filterReplayedListResponse, isFilteredList } from '../policy/list-visibility.js';
@@ -226,8 +226,11 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       const state = createDecisionState(runtime.config.limits.maxBodyBytes);
       request.decision = state;
       const answer = await admit(runtime, factsOf(request), state);
-      void reply.headers(state.responseHeaders);
+      if (state.responseHeaders !== NO_RESPONSE_HEADERS) void reply.headers(state.responseHeaders);
       if (answer) return reply.code(answer.status).headers(answer.headers).send();
+      // fastify fixes its body limit at start; a reload may lower `limits.max_body_bytes`: a declared length over
+      // this request's limit is refused here, before the body is read (a chunked one once it is complete, below).
+      if (Number(request.headers['content-length']) > state.maxBodyBytes) throw new GatewayError('payload_too_large');
       return undefined;
     },
     preHandler: async (request) => {

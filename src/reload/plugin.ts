@@ -1,35 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError } from '../errors.js';
+import type { GatewayError } from '../errors.js';
 import type { RuntimeSwitch } from './runtime-switch.js';
-
-/**
- * Every request pins the runtime current when it arrives and releases it when its response closes, so a reload
- * never changes the config a request (or an open stream) runs on. Returns the lookup of a request's runtime.
- * Register before any hook that may refuse a request.
- */
-export function registerRuntimePinning<T>(app: FastifyInstance, runtimes: RuntimeSwitch<T>): (request: FastifyRequest) => T {
-  const pinned = new WeakMap<FastifyRequest, T>();
-  app.addHook('onRequest', (request, reply, done) => {
-    const pin = runtimes.pin();
-    pinned.set(request, pin.value);
-    reply.raw.once('close', pin.release);
-    done();
-  });
-  return (request) => pinned.get(request) ?? runtimes.current();
-}
-
-/**
- * fastify fixes its body limit when it is built; a reload may lower `limits.max_body_bytes`. A declared
- * Content-Length over the request's runtime limit is refused here, before the body is read; a chunked body is
- * measured once it is complete (proxy/plugin.ts content-type parser). The start config's limit stays the ceiling
- * on what is ever buffered.
- */
-export function registerRuntimeBodyLimit(app: FastifyInstance): void {
-  app.addHook('preParsing', (request, _reply, payload, done) => {
-    const limit = request.decision?.maxBodyBytes;
-    done(limit !== undefined && Number(request.headers['content-length']) > limit ? new GatewayError('payload_too_large') : null, payload);
-  });
-}
 
 /** A request on its way through the gateway, with the reply that will answer it. */
 export type PendingRequest = readonly [request: FastifyRequest, reply: FastifyReply];
@@ -41,18 +12,48 @@ export interface PendingRequests {
   unanswered(): PendingRequest[];
 }
 
-/** Tracks every request from its arrival until its response closes, for shutdown (checklist K10). */
-export function registerPendingRequests(app: FastifyInstance): PendingRequests {
-  const pending = new Set<PendingRequest>();
+export interface RequestLifecycle<T> {
+  /** The runtime the request was pinned to when it arrived. */
+  readonly runtimeOf: (request: FastifyRequest) => T;
+  readonly pending: PendingRequests;
+}
+
+interface Tracked<T> {
+  readonly reply: FastifyReply;
+  readonly runtime: T;
+}
+
+/**
+ * One hook and one close listener per request for everything a request's lifetime needs: it pins the runtime
+ * current when it arrives, released when its response closes (a reload never changes the config a request, or an
+ * open stream, runs on), and it is tracked until then for shutdown (checklist K10). `refuse` may turn it away at
+ * once (draining). Register before any hook that may refuse a request.
+ */
+export function registerRequestLifecycle<T>(
+  app: FastifyInstance,
+  runtimes: RuntimeSwitch<T>,
+  refuse: (request: FastifyRequest) => GatewayError | undefined = () => undefined,
+): RequestLifecycle<T> {
+  const tracked = new Map<FastifyRequest, Tracked<T>>();
   app.addHook('onRequest', (request, reply, done) => {
-    const entry: PendingRequest = [request, reply];
-    pending.add(entry);
-    reply.raw.once('close', () => pending.delete(entry));
-    done();
+    const pin = runtimes.pin();
+    tracked.set(request, { reply, runtime: pin.value });
+    reply.raw.once('close', () => {
+      tracked.delete(request);
+      pin.release();
+    });
+    done(refuse(request));
   });
-  const select = (keep: (entry: PendingRequest) => boolean) => [...pending].filter(keep);
+  const select = (keep: (request: FastifyRequest, reply: FastifyReply) => boolean): PendingRequest[] => {
+    const selected: PendingRequest[] = [];
+    for (const [request, { reply }] of tracked) if (keep(request, reply)) selected.push([request, reply]);
+    return selected;
+  };
   return {
-    halfSent: () => select(([request, reply]) => !request.raw.complete && !reply.sent),
-    unanswered: () => select(([, reply]) => !reply.sent && !reply.raw.headersSent),
+    runtimeOf: (request) => tracked.get(request)?.runtime ?? runtimes.current(),
+    pending: {
+      halfSent: () => select((request, reply) => !request.raw.complete && !reply.sent),
+      unanswered: () => select((_request, reply) => !reply.sent && !reply.raw.headersSent),
+    },
   };
 }
