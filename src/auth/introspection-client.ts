@@ -54,7 +54,8 @@ export async function requestIntrospection(
   }
   try {
     if (response.status !== 200) {
-      await response.body?.cancel();
+      if (response.status === 400 && (await refusesTokenType(response))) return { outcome: 'inactive' };
+      if (!response.bodyUsed) await response.body?.cancel();
       return { outcome: 'failed', failure: statusFailure(response.status), status: response.status };
     }
     if (!isJsonMediaType(response.headers.get('content-type'))) {
@@ -91,6 +92,24 @@ export function basicCredentials(clientId: string, secret: string): string {
 
 function formEncode(value: string): string {
   return new URLSearchParams([['', value]]).toString().slice(1);
+}
+
+/**
+ * A 400 `unsupported_token_type` (RFC 7009 §2.2.1, which RFC 7662's token_type_hint refers to): the server cannot
+ * introspect this kind of token at all, e.g. oidc-provider asked about a JWT access token it issued in JWT form.
+ * Such a token is not one this endpoint vouches for: inactive (401), not "cannot decide" (503, retried forever).
+ * Reads the body; other 400 answers stay failures.
+ */
+async function refusesTokenType(response: Response): Promise<boolean> {
+  if (!isJsonMediaType(response.headers.get('content-type'))) return false;
+  const text = await readText(response.body, MAX_RESPONSE_BYTES);
+  if (text === undefined) return false;
+  try {
+    const document: unknown = JSON.parse(text);
+    return isJsonObject(document) && document.error === 'unsupported_token_type';
+  } catch {
+    return false;
+  }
 }
 
 function statusFailure(status: number): IntrospectionFailure {

@@ -350,6 +350,8 @@ describe('D7 the AS failing → 503, never 401, never cached', () => {
     ['503', { status: 503, body: '' }],
     ['429', { status: 429, body: '' }],
     ['404', { status: 404, body: '' }],
+    ['400 invalid_request', { status: 400, body: '{"error":"invalid_request"}' }],
+    ['400 unsupported_token_type as text/plain', { status: 400, body: '{"error":"unsupported_token_type"}', contentType: 'text/plain' }],
     ['redirect', { status: 307, body: '', contentType: 'text/plain' }],
     ['connection reset', 'reset'],
   ])('D7 %s → auth_unavailable, not cached', async (_case, reply) => {
@@ -370,6 +372,17 @@ describe('D7 the AS failing → 503, never 401, never cached', () => {
     const counters = createAuthCounters();
     await outcome(verifier({ timeout: 200 }, { counters }).verify(randomToken()));
     expect(counters.snapshot().asErrors).toEqual({ timeout: 1 });
+  });
+});
+
+describe('an AS that cannot introspect this kind of token', () => {
+  it('400 unsupported_token_type (RFC 7009 §2.2.1; oidc-provider for its JWT access tokens) → invalid_token, cached as inactive', async () => {
+    as.respond(() => ({ status: 400, body: '{"error":"unsupported_token_type","error_description":"x"}' }));
+    const gateway = verifier();
+    const token = randomToken();
+    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
+    expect(await outcome(gateway.verify(token))).toBe('invalid_token');
+    expect(as.calls).toHaveLength(1);
   });
 });
 
