@@ -23,8 +23,13 @@ export function allowHeaders(state: DecisionState, dialect: Dialect): Record<str
 /** nginx answers a refused subrequest itself and never sees its body: the body travels in this header instead. */
 export const NGINX_BODY_HEADER = 'x-mcp-decision-body';
 
-/** A refusal as this proxy needs it: the proxy-mode answer, plus for nginx its body in a header. */
+/**
+ * A refusal as this proxy needs it: the proxy-mode answer, plus for nginx its body in a header. An answer the proxy
+ * mode gives with a 2xx status (a user_oauth URL elicitation is a JSON-RPC error in a 200) would read as "allowed"
+ * to every proxy: it goes out as 403 with the same body instead, never as a verdict to forward.
+ */
 export function refusalForProxy(response: ErrorResponse, dialect: Dialect): ErrorResponse {
-  if (dialect !== 'nginx') return response;
-  return { ...response, headers: { ...response.headers, [NGINX_BODY_HEADER]: response.body } };
+  const refused = response.statusCode < 400 ? { ...response, statusCode: 403 } : response;
+  if (dialect !== 'nginx') return refused;
+  return { ...refused, headers: { ...refused.headers, [NGINX_BODY_HEADER]: refused.body } };
 }
