@@ -1,7 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
-import { jsonRpcEcho, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { describe, expect, it } from 'vitest';
+import { jwtRoute, setupJwtStack } from '../helpers/jwt-stack.js';
 
 /**
  * What a browser-based MCP client (a page doing discovery and MCP requests itself, e.g. MCP Inspector's "Direct"
@@ -15,40 +13,18 @@ const APP = 'https://app.example.test';
 const MCP_REQUEST_HEADERS =
   'accept, authorization, content-type, last-event-id, mcp-method, mcp-name, mcp-param-region, mcp-protocol-version, mcp-session-id';
 
-let issuer: TestIssuer;
-let upstream: TestUpstream;
-let gw: RunningGateway;
-
-beforeAll(async () => {
-  issuer = await startTestIssuer();
-  upstream = await startTestUpstream();
-  upstream.respondWith(jsonRpcEcho);
-  gw = await startGateway(`
+const stack = setupJwtStack((target) => `
 public_url: ${PUBLIC}
 routes:
-  - name: calc
-    path: /calc/mcp
-    upstream: { url: ${upstream.url}, identity: { header: X-Gateway-Identity } }
-    authorization_servers: [${issuer.issuer}]
+${jwtRoute('calc', target, 'identity: { header: X-Gateway-Identity }')}
     scopes_supported: [mcp:tools]
-    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
     policy: { scopes: [mcp:tools] }
-  - name: app-only
-    path: /app/mcp
-    upstream: { url: ${upstream.url} }
-    authorization_servers: [${issuer.issuer}]
+${jwtRoute('app', target)}
     cors: { allowed_origins: ["${APP}"] }
-    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
 `);
-});
-
-afterAll(async () => {
-  await gw.close();
-  await Promise.all([upstream.close(), issuer.close()]);
-});
 
 function preflight(path: string, origin: string, requestHeaders: string, method = 'POST'): Promise<Response> {
-  return fetch(`${gw.url}${path}`, {
+  return fetch(`${stack.gw.url}${path}`, {
     method: 'OPTIONS',
     headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': requestHeaders },
   });
@@ -69,7 +45,7 @@ describe('browser clients: public documents', () => {
   });
 
   it('the JWKS itself is readable from any origin', async () => {
-    const response = await fetch(`${gw.url}/.well-known/jwks.json`, { headers: { origin: APP } });
+    const response = await fetch(`${stack.gw.url}/.well-known/jwks.json`, { headers: { origin: APP } });
     expect(response.status).toBe(200);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
   });
@@ -83,7 +59,7 @@ describe('browser clients: MCP endpoint', () => {
     expect(response.headers.get('access-control-allow-headers')).toBe(MCP_REQUEST_HEADERS);
     expect(response.headers.get('access-control-allow-methods')).toBe('GET, POST, DELETE, OPTIONS');
     expect(response.headers.get('access-control-allow-credentials')).toBeNull();
-    expect(upstream.requests).toHaveLength(0);
+    expect(stack.upstream.requests).toHaveLength(0);
   });
 
   it('A11 a listed origin gets its own name back, never `*` and never credentials', async () => {
@@ -106,10 +82,10 @@ describe('browser clients: MCP endpoint', () => {
   it('answers expose WWW-Authenticate, Mcp-Session-Id and MCP-Protocol-Version (the 401 challenge and a success)', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} });
     const headers = { origin: APP, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const challenge = await fetch(`${gw.url}/calc/mcp`, { method: 'POST', headers, body });
+    const challenge = await fetch(`${stack.gw.url}/calc/mcp`, { method: 'POST', headers, body });
     expect(challenge.status).toBe(401);
-    const token = await issuer.mint({ aud: CALC, scope: 'mcp:tools' });
-    const success = await fetch(`${gw.url}/calc/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body });
+    const token = await stack.issuer.mint({ aud: CALC, scope: 'mcp:tools' });
+    const success = await fetch(`${stack.gw.url}/calc/mcp`, { method: 'POST', headers: { ...headers, authorization: `Bearer ${token}` }, body });
     expect(success.status).toBe(200);
     for (const response of [challenge, success]) {
       const exposed = (response.headers.get('access-control-expose-headers') ?? '').toLowerCase().split(/,\s*/);

@@ -1,9 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
-import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { jwtRoute, setupJwtStack } from '../helpers/jwt-stack.js';
 
 /**
  * The decision listener as Envoy's ext_authz HTTP service and Traefik's forwardAuth see it (no Envoy or Traefik
@@ -16,36 +14,26 @@ const PUBLIC = 'https://gw.example.test';
 const CALC = `${PUBLIC}/calc/mcp`;
 const OPEN = `${PUBLIC}/open/mcp`;
 const PREFIX = '/ext-authz';
-let issuer: TestIssuer;
-let upstream: TestUpstream;
-let gw: RunningGateway;
 let decisionUrl: string;
 
-beforeAll(async () => {
-  issuer = await startTestIssuer();
-  upstream = await startTestUpstream();
-  const route = (name: string, extra: string) => `
-  - name: ${name}
-    path: /${name}/mcp
-    upstream: { url: ${upstream.url}${extra} }
-    authorization_servers: [${issuer.issuer}]
-    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
-    sessions: { bind: false }`;
-  gw = await startGateway(`
+const stack = setupJwtStack((target) => `
 public_url: ${PUBLIC}
 decision: { port: 0, path_prefix: ${PREFIX} }
-routes:${route('calc', ', auth: { type: bearer, token: upstream-secret }')}
-    policy: { scopes: [mcp], tools: { multiply: [calc:write] } }${route('open', '')}${route('bound', '').replace('sessions: { bind: false }', 'sessions: { bind: true }')}
+routes:
+${jwtRoute('calc', target, 'auth: { type: bearer, token: upstream-secret }')}
+    sessions: { bind: false }
+    policy: { scopes: [mcp], tools: { multiply: [calc:write] } }
+${jwtRoute('open', target)}
+    sessions: { bind: false }
+${jwtRoute('bound', target)}
+    sessions: { bind: true }
 `);
-  const decision = gw.gateway.decision;
+
+beforeAll(async () => {
+  const decision = stack.gw.gateway.decision;
   if (!decision) throw new Error('decision listener not built');
   await decision.listen({ host: '127.0.0.1', port: 0 });
   decisionUrl = `http://127.0.0.1:${(decision.server.address() as AddressInfo).port}`;
-});
-
-afterAll(async () => {
-  await gw.close();
-  await Promise.all([issuer.close(), upstream.close()]);
 });
 
 interface Verdict {
@@ -60,7 +48,7 @@ async function ask(method: string, path: string, headers: Record<string, string>
 }
 
 const call = (name: string, id = 4) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
-const bearer = async (aud: string, scope: string) => `Bearer ${await issuer.mint({ aud, scope })}`;
+const bearer = async (aud: string, scope: string) => `Bearer ${await stack.issuer.mint({ aud, scope })}`;
 
 describe('Envoy ext_authz (HTTP service): the original request under path_prefix', () => {
   it('allowed → 200 with the upstream credential, never the client token; the client token is removed upstream', async () => {
@@ -70,7 +58,7 @@ describe('Envoy ext_authz (HTTP service): the original request under path_prefix
     expect(verdict.headers.authorization).toBe('Bearer upstream-secret');
     expect(verdict.headers['x-envoy-auth-headers-to-remove']).toBe('proxy-authorization, cookie');
     expect(JSON.stringify(verdict)).not.toContain(authorization.slice(7));
-    expect(upstream.requests).toHaveLength(0);
+    expect(stack.upstream.requests).toHaveLength(0);
   });
 
   it('a route without upstream credential: 200 and the client Authorization is removed', async () => {
@@ -82,7 +70,7 @@ describe('Envoy ext_authz (HTTP service): the original request under path_prefix
 
   it('refused → exactly the proxy-mode status, challenge and body (401 without a token)', async () => {
     const verdict = await ask('POST', `${PREFIX}/calc/mcp`, { 'content-type': 'application/json' }, call('add'));
-    const direct = await fetch(`${gw.url}/calc/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: call('add') });
+    const direct = await fetch(`${stack.gw.url}/calc/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: call('add') });
     expect(verdict.status).toBe(401);
     expect(verdict.headers['www-authenticate']).toBe(direct.headers.get('www-authenticate'));
     expect(verdict.body).toBe(await direct.text());
@@ -158,7 +146,7 @@ describe('Traefik forwardAuth and nginx auth_request: the original request descr
 
 describe('sessions through the decision listener (it never sees the initialize answer)', () => {
   const BOUND = `${PUBLIC}/bound/mcp`;
-  const asUser = async (sub: string) => `Bearer ${await issuer.mint({ aud: BOUND, scope: 'mcp', sub })}`;
+  const asUser = async (sub: string) => `Bearer ${await stack.issuer.mint({ aud: BOUND, scope: 'mcp', sub })}`;
 
   it('G1 an unbound session id is claimed by the first caller presenting it and refused (404) to anyone else', async () => {
     const session = { 'mcp-session-id': 'session-claimed-by-alice' };

@@ -4,10 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
+import type { RunningGateway } from '../helpers/gateway.js';
+import type { TestIssuer } from '../helpers/issuer.js';
+import { jwtRoute, startJwtStack, type JwtStack } from '../helpers/jwt-stack.js';
 import { freePort } from '../helpers/net.js';
-import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import type { TestUpstream } from '../helpers/upstream.js';
 
 /**
  * The nginx front door end to end with a real nginx (Debian's package; `.ci/run` installs it) running the shipped
@@ -19,6 +20,7 @@ const NGINX = ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/bin/nginx'].fin
 let issuer: TestIssuer;
 let upstream: TestUpstream;
 let gw: RunningGateway;
+let closeStack: JwtStack['close'] | undefined;
 let nginx: ChildProcess;
 let dir: string;
 let nginxUrl: string;
@@ -38,23 +40,17 @@ async function waitForNginx(url: string): Promise<void> {
 
 beforeAll(async () => {
   if (!NGINX) throw new Error('nginx is not installed: apt-get install nginx (the decision door is tested against a real one)');
-  issuer = await startTestIssuer();
-  upstream = await startTestUpstream();
   const nginxPort = await freePort();
   nginxUrl = `http://127.0.0.1:${nginxPort}`;
   resource = `${nginxUrl}/calc/mcp`;
-  gw = await startGateway(`
+  ({ issuer, upstream, gw, close: closeStack } = await startJwtStack((target) => `
 public_url: ${nginxUrl}
 decision: { port: 0 }
 routes:
-  - name: calc
-    path: /calc/mcp
-    upstream: { url: ${upstream.url}, auth: { type: bearer, token: upstream-secret } }
-    authorization_servers: [${issuer.issuer}]
-    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
+${jwtRoute('calc', target, 'auth: { type: bearer, token: upstream-secret }')}
     sessions: { bind: false }
     policy: { scopes: [mcp], tools: { multiply: [calc:write] } }
-`);
+`));
   const decision = gw.gateway.decision;
   if (!decision) throw new Error('decision listener not built');
   await decision.listen({ host: '127.0.0.1', port: 0 });
@@ -76,8 +72,7 @@ routes:
 
 afterAll(async () => {
   nginx?.kill('SIGTERM');
-  await gw?.close();
-  await Promise.all([issuer?.close(), upstream?.close()]);
+  await closeStack?.();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 

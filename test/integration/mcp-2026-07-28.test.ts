@@ -1,41 +1,26 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
-import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { jwtRoute, setupJwtStack } from '../helpers/jwt-stack.js';
 
 /** Requests declaring MCP-Protocol-Version 2026-07-28 or later carry mirrored headers the gateway holds to the body. */
 
 const PUBLIC = 'https://gw.example.test';
 const MCP = `${PUBLIC}/calc/mcp`;
 const MODERN = '2026-07-28';
-let issuer: TestIssuer;
-let upstream: TestUpstream;
-let gw: RunningGateway;
 let token: string;
 
-beforeAll(async () => {
-  issuer = await startTestIssuer();
-  upstream = await startTestUpstream();
-  gw = await startGateway(`
+const stack = setupJwtStack((target) => `
 public_url: ${PUBLIC}
 routes:
-  - name: calc
-    path: /calc/mcp
-    upstream: { url: ${upstream.url} }
-    authorization_servers: [${issuer.issuer}]
-    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
+${jwtRoute('calc', target)}
     sessions: { bind: false }
 `);
-  token = await issuer.mint({ aud: MCP });
+
+beforeAll(async () => {
+  token = await stack.issuer.mint({ aud: MCP });
 });
 
 beforeEach(() => {
-  upstream.requests.length = 0;
-});
-
-afterAll(async () => {
-  await gw.close();
-  await Promise.all([issuer.close(), upstream.close()]);
+  stack.upstream.requests.length = 0;
 });
 
 /** A request body; `version: null` is a 2025-era body without `_meta` protocol version. */
@@ -43,7 +28,7 @@ const body = (method: string, params: Record<string, unknown> = {}, version: str
   JSON.stringify({ jsonrpc: '2.0', id: 3, method, params: version === null ? params : { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': version } } });
 
 function post(payload: string, headers: Record<string, string>): Promise<Response> {
-  return fetch(`${gw.url}/calc/mcp`, {
+  return fetch(`${stack.gw.url}/calc/mcp`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
     body: payload,
@@ -55,7 +40,7 @@ const b64 = (text: string) => `=?base64?${Buffer.from(text, 'utf8').toString('ba
 async function expectHeaderMismatch(response: Response): Promise<void> {
   expect(response.status).toBe(400);
   expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: 3, error: { code: -32020 } });
-  expect(upstream.requests).toHaveLength(0);
+  expect(stack.upstream.requests).toHaveLength(0);
 }
 
 describe('MCP 2026-07-28 mirrored headers at the gateway', () => {
@@ -69,7 +54,7 @@ describe('MCP 2026-07-28 mirrored headers at the gateway', () => {
       'mcp-param-region': 'eu',
     });
     expect(response.status).toBe(200);
-    expect(upstream.requests[0]?.headers).toMatchObject({ 'mcp-method': 'tools/call', 'mcp-name': 'add', 'mcp-param-region': 'eu', 'mcp-protocol-version': MODERN });
+    expect(stack.upstream.requests[0]?.headers).toMatchObject({ 'mcp-method': 'tools/call', 'mcp-name': 'add', 'mcp-param-region': 'eu', 'mcp-protocol-version': MODERN });
   });
 
   it('Mcp-Method missing on a 2026-07-28 request → 400 -32020', async () => {
@@ -92,7 +77,7 @@ describe('MCP 2026-07-28 mirrored headers at the gateway', () => {
   it('Mcp-Name on tasks/get (a task id) is forwarded, not refused', async () => {
     const response = await post(body('tasks/get', { taskId: 'task-42' }), { ...v, 'mcp-method': 'tasks/get', 'mcp-name': 'task-42' });
     expect(response.status).toBe(200);
-    expect(upstream.requests[0]?.headers['mcp-name']).toBe('task-42');
+    expect(stack.upstream.requests[0]?.headers['mcp-name']).toBe('task-42');
   });
 
   it('the body _meta protocol version must equal the header → else 400 -32020', async () => {
@@ -111,6 +96,6 @@ describe('MCP 2026-07-28 mirrored headers at the gateway', () => {
   it('requests declaring 2025-11-25 (or nothing) keep working without the mirrored headers', async () => {
     expect((await post(body('tools/call', { name: 'add' }, null), { 'mcp-protocol-version': '2025-11-25' })).status).toBe(200);
     expect((await post(body('tools/call', { name: 'add' }, null), {})).status).toBe(200);
-    expect(upstream.requests).toHaveLength(2);
+    expect(stack.upstream.requests).toHaveLength(2);
   });
 });

@@ -1,23 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
-import { jsonRpcEcho, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { describe, expect, it } from 'vitest';
+import { jwtRoute, setupJwtStack, type JwtRouteTarget } from '../helpers/jwt-stack.js';
 
 const PUBLIC = 'https://gw.example.test';
 
-let issuer: TestIssuer;
-let upstream: TestUpstream;
-let gw: RunningGateway;
-
 /** The same policy twice: minimal challenges (the default) and everything up front. */
-function route(name: string, upfront: boolean): string {
+function route(target: JwtRouteTarget, name: string, upfront: boolean): string {
   return `
-  - name: ${name}
-    path: /${name}/mcp
-    upstream: { url: ${upstream.url} }
-    authorization_servers: [${issuer.issuer}]
+${jwtRoute(name, target)}
     scopes_supported: [mcp:tools]
-    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
     policy:
       scopes: [mcp:tools]
       tools: { multiply: [calc:write], add: [calc:read] }
@@ -25,20 +15,10 @@ function route(name: string, upfront: boolean): string {
       upfront_scopes: ${upfront}`;
 }
 
-beforeAll(async () => {
-  issuer = await startTestIssuer();
-  upstream = await startTestUpstream();
-  upstream.respondWith(jsonRpcEcho);
-  gw = await startGateway(`public_url: ${PUBLIC}\nroutes:${route('minimal', false)}${route('upfront', true)}\n`);
-});
-
-afterAll(async () => {
-  await gw.close();
-  await Promise.all([upstream.close(), issuer.close()]);
-});
+const stack = setupJwtStack((target) => `public_url: ${PUBLIC}\nroutes:${route(target, 'minimal', false)}${route(target, 'upfront', true)}\n`);
 
 function callTool(path: string, name: string, token?: string): Promise<Response> {
-  return fetch(`${gw.url}${path}`, {
+  return fetch(`${stack.gw.url}${path}`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -68,17 +48,17 @@ describe('policy.upfront_scopes', () => {
   });
 
   it('on: protected resource metadata widens scopes_supported to the same scopes', async () => {
-    const upfront = (await (await fetch(`${gw.url}/.well-known/oauth-protected-resource/upfront/mcp`)).json()) as Record<string, unknown>;
+    const upfront = (await (await fetch(`${stack.gw.url}/.well-known/oauth-protected-resource/upfront/mcp`)).json()) as Record<string, unknown>;
     expect(upfront.scopes_supported).toEqual(['mcp:tools', 'calc:write']);
-    const minimal = (await (await fetch(`${gw.url}/.well-known/oauth-protected-resource/minimal/mcp`)).json()) as Record<string, unknown>;
+    const minimal = (await (await fetch(`${stack.gw.url}/.well-known/oauth-protected-resource/minimal/mcp`)).json()) as Record<string, unknown>;
     expect(minimal.scopes_supported).toEqual(['mcp:tools']);
   });
 
   it('on: a token with the challenged scopes may call every tool; a narrower one still gets the 403 step-up', async () => {
-    const everything = await issuer.mint({ aud: `${PUBLIC}/upfront/mcp`, scope: 'mcp:tools calc:write' });
+    const everything = await stack.issuer.mint({ aud: `${PUBLIC}/upfront/mcp`, scope: 'mcp:tools calc:write' });
     expect((await callTool('/upfront/mcp', 'multiply', everything)).status).toBe(200);
     expect((await callTool('/upfront/mcp', 'add', everything)).status).toBe(200);
-    const narrow = await issuer.mint({ aud: `${PUBLIC}/upfront/mcp`, scope: 'mcp:tools' });
+    const narrow = await stack.issuer.mint({ aud: `${PUBLIC}/upfront/mcp`, scope: 'mcp:tools' });
     const refused = await callTool('/upfront/mcp', 'multiply', narrow);
     expect(refused.status).toBe(403);
     expect(challengeScope(refused)).toBe('mcp:tools calc:write');

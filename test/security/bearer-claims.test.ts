@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { active, startIntrospectionServer, type TestIntrospectionServer } from '../helpers/introspection-server.js';
-import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
-import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { jwtRoute, setupJwtStack } from '../helpers/jwt-stack.js';
 
 /**
  * K3: a sender-constrained token (cnf) presented as Bearer → 401 invalid_token. K4: a token naming neither subject
@@ -12,41 +10,30 @@ import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
 const PUBLIC = 'https://gw.example.test';
 const JWT_MCP = `${PUBLIC}/jwt/mcp`;
 const OPAQUE_MCP = `${PUBLIC}/opaque/mcp`;
-let issuer: TestIssuer;
 let introspection: TestIntrospectionServer;
-let upstream: TestUpstream;
-let gw: RunningGateway;
 /** What the introspection endpoint answers per opaque token. */
 const answers = new Map<string, Record<string, unknown>>();
 
 beforeAll(async () => {
-  issuer = await startTestIssuer();
   introspection = await startIntrospectionServer();
   introspection.respond((call) => active({ aud: [OPAQUE_MCP], exp: Math.floor(Date.now() / 1000) + 300, ...answers.get(call.token ?? '') }));
-  upstream = await startTestUpstream();
-  gw = await startGateway(`
+});
+
+afterAll(() => introspection.close());
+
+const stack = setupJwtStack((target) => `
 public_url: ${PUBLIC}
 routes:
-  - name: jwt
-    path: /jwt/mcp
-    upstream: { url: ${upstream.url} }
-    authorization_servers: [${issuer.issuer}]
-    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
+${jwtRoute('jwt', target)}
   - name: opaque
     path: /opaque/mcp
-    upstream: { url: ${upstream.url} }
-    authorization_servers: [${issuer.issuer}]
+    upstream: { url: ${target.upstream.url} }
+    authorization_servers: [${target.issuer.issuer}]
     tokens: { introspection: { endpoint: ${introspection.endpoint.href}, client_id: gw, client_secret: s } }
 `);
-});
-
-afterAll(async () => {
-  await gw.close();
-  await Promise.all([issuer.close(), introspection.close(), upstream.close()]);
-});
 
 async function call(path: string, token: string): Promise<Response> {
-  return fetch(`${gw.url}${path}`, {
+  return fetch(`${stack.gw.url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
@@ -57,7 +44,7 @@ async function expectInvalidToken(response: Response): Promise<void> {
   expect(response.status).toBe(401);
   expect(await response.json()).toMatchObject({ error: 'invalid_token' });
   expect(response.headers.get('www-authenticate')).toContain('error="invalid_token"');
-  expect(upstream.requests).toHaveLength(0);
+  expect(stack.upstream.requests).toHaveLength(0);
 }
 
 const CONFIRMATIONS = [
@@ -69,7 +56,7 @@ const CONFIRMATIONS = [
 
 describe('K3 sender-constrained tokens are not bearer tokens', () => {
   it.each(CONFIRMATIONS)('K3 JWT with cnf (%s) → 401 invalid_token', async (_name, cnf) => {
-    await expectInvalidToken(await call('/jwt/mcp', await issuer.mint({ aud: JWT_MCP, cnf })));
+    await expectInvalidToken(await call('/jwt/mcp', await stack.issuer.mint({ aud: JWT_MCP, cnf })));
   });
 
   it.each(CONFIRMATIONS)('K3 introspection answer with cnf (%s) → 401 invalid_token', async (name, cnf) => {
@@ -79,10 +66,10 @@ describe('K3 sender-constrained tokens are not bearer tokens', () => {
   });
 
   it('control: the same tokens without cnf are accepted', async () => {
-    expect((await call('/jwt/mcp', await issuer.mint({ aud: JWT_MCP }))).status).toBe(200);
+    expect((await call('/jwt/mcp', await stack.issuer.mint({ aud: JWT_MCP }))).status).toBe(200);
     answers.set('unbound', { sub: 'alice' });
     expect((await call('/opaque/mcp', 'unbound')).status).toBe(200);
-    upstream.requests.length = 0;
+    stack.upstream.requests.length = 0;
   });
 });
 
@@ -91,7 +78,7 @@ describe('K4 no anonymous principal', () => {
     ['no sub, no client_id, no azp', { sub: undefined, client_id: undefined }],
     ['empty sub and client_id', { sub: '', client_id: '' }],
   ])('K4 JWT with %s → 401 invalid_token', async (_name, claims) => {
-    await expectInvalidToken(await call('/jwt/mcp', await issuer.mint({ aud: JWT_MCP, ...claims })));
+    await expectInvalidToken(await call('/jwt/mcp', await stack.issuer.mint({ aud: JWT_MCP, ...claims })));
   });
 
   it('K4 introspection answer naming no sub, client_id or username → 401 invalid_token', async () => {
@@ -103,7 +90,7 @@ describe('K4 no anonymous principal', () => {
     ['sub only', { sub: 'alice', client_id: undefined }],
     ['azp only (a client)', { sub: undefined, client_id: undefined, azp: 'ci-bot' }],
   ])('K4 control: a JWT with %s is a principal', async (_name, claims) => {
-    expect((await call('/jwt/mcp', await issuer.mint({ aud: JWT_MCP, ...claims }))).status).toBe(200);
+    expect((await call('/jwt/mcp', await stack.issuer.mint({ aud: JWT_MCP, ...claims }))).status).toBe(200);
   });
 
   it('K4 control: introspection username alone is a principal, distinct per user', async () => {

@@ -2,6 +2,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
+import { jwtRoute } from '../helpers/jwt-stack.js';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 /**
@@ -16,11 +17,7 @@ let remote: RunningGateway;
 let listed: RunningGateway;
 
 const route = (name = 'calc', extra = '') => `
-  - name: ${name}
-    path: /${name}/mcp
-    upstream: { url: ${upstream.url} }
-    authorization_servers: [${issuer.issuer}]
-    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
+${jwtRoute(name, { issuer, upstream })}
     sessions: { bind: false }
     ${extra}`;
 

@@ -5,9 +5,7 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
-import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { jwtRoute, setupJwtStack } from '../helpers/jwt-stack.js';
 
 /**
  * K1, K2, K5: object policies hold whatever spelling or method names the object. The upstream is the official
@@ -17,10 +15,7 @@ import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
 const PUBLIC = 'https://gw.example.test';
 const SECRET_TEXT = 'the secret itself';
 
-let issuer: TestIssuer;
 let sdkUpstream: { url: string; close(): Promise<void> };
-let recorder: TestUpstream;
-let gw: RunningGateway;
 
 function sdkServer(): McpServer {
   const server = new McpServer({ name: 'files', version: '1.0.0' });
@@ -56,37 +51,35 @@ async function startSdkUpstream(): Promise<{ url: string; close(): Promise<void>
   };
 }
 
-function configYaml(): string {
-  const common = `authorization_servers: [${issuer.issuer}]
-    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
-    sessions: { bind: false }`;
-  return `
+beforeAll(async () => {
+  sdkUpstream = await startSdkUpstream();
+});
+
+afterAll(() => sdkUpstream.close());
+
+/** The files route is served by the SDK server; the stack's own upstream records what reaches the recorded route. */
+const stack = setupJwtStack((target) => `
 public_url: ${PUBLIC}
 routes:
-  - name: files
-    path: /files/mcp
-    upstream: { url: ${sdkUpstream.url} }
-    ${common}
+${jwtRoute('files', { issuer: target.issuer, upstream: sdkUpstream })}
+    sessions: { bind: false }
     policy:
       scopes: [mcp]
       resources: { "file:///secret.txt": [files:secret], "notes://{id}": [notes:read] }
       prompts: { leak: [prompts:leak] }
-  - name: recorded
-    path: /recorded/mcp
-    upstream: { url: ${recorder.url} }
-    ${common}
+${jwtRoute('recorded', target)}
+    sessions: { bind: false }
     policy:
       resources: { "file:///secret.txt": [files:secret] }
       hide_unauthorized: true
-`;
-}
+`);
 
 const ROUTE_ONLY = 'mcp';
 const EVERYTHING = 'mcp files:secret notes:read prompts:leak';
 
 async function call(path: string, scope: string, body: unknown): Promise<Response> {
-  const token = await issuer.mint({ aud: `${PUBLIC}${path}`, scope });
-  return fetch(`${gw.url}${path}`, {
+  const token = await stack.issuer.mint({ aud: `${PUBLIC}${path}`, scope });
+  return fetch(`${stack.gw.url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
@@ -95,18 +88,6 @@ async function call(path: string, scope: string, body: unknown): Promise<Respons
 
 const rpc = (method: string, params: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 7, method, params });
 const read = (uri: string) => rpc('resources/read', { uri });
-
-beforeAll(async () => {
-  issuer = await startTestIssuer();
-  sdkUpstream = await startSdkUpstream();
-  recorder = await startTestUpstream();
-  gw = await startGateway(configYaml());
-});
-
-afterAll(async () => {
-  await gw.close();
-  await Promise.all([issuer.close(), sdkUpstream.close(), recorder.close()]);
-});
 
 /** Spellings of file:///secret.txt (and one of a template resource) that the SDK server resolves to the same resource. */
 const SPELLINGS = [
@@ -145,11 +126,11 @@ describe('K1 resource policy holds for every spelling the upstream resolves to t
     ['bad port', 'http://host:99999/x'],
     ['empty', ''],
   ])('K1 a URI that does not parse, on a route with resource policies → 400 JSON-RPC -32602 (%s)', async (_name, uri) => {
-    const before = recorder.requests.length;
+    const before = stack.upstream.requests.length;
     const response = await call('/recorded/mcp', 'files:secret', read(uri));
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32602 } });
-    expect(recorder.requests.length).toBe(before);
+    expect(stack.upstream.requests.length).toBe(before);
   });
 });
 
@@ -189,15 +170,15 @@ describe('K5 a message whose JSON-RPC shape policy cannot trust is refused befor
     ['response with result and error', '{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}'],
     ['neither request nor response', '{"jsonrpc":"2.0","id":1}'],
   ])('K5 %s → 400 JSON-RPC -32600, nothing forwarded', async (_name, body) => {
-    const before = recorder.requests.length;
+    const before = stack.upstream.requests.length;
     const response = await call('/recorded/mcp', 'files:secret', body);
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
-    expect(recorder.requests.length).toBe(before);
+    expect(stack.upstream.requests.length).toBe(before);
   });
 
   it('K5 control: the same list request with a valid id is forwarded and filtered', async () => {
-    recorder.respondWith((request, response) => {
+    stack.upstream.respondWith((request, response) => {
       response.setHeader('content-type', 'application/json');
       const { id } = JSON.parse(request.body) as { id: unknown };
       response.end(JSON.stringify({ jsonrpc: '2.0', id, result: { resources: [{ uri: 'FILE:///secret.txt', name: 's' }, { uri: 'file:///ok', name: 'o' }] } }));

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compileOrThrow, startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
+import { jwtRoute } from '../helpers/jwt-stack.js';
 import { listenAdmin } from '../helpers/metrics.js';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
 
@@ -13,14 +14,7 @@ let gw: RunningGateway;
 let admin: string;
 
 function route(name: string, from: TestIssuer = issuer): string {
-  return `
-  - name: ${name}
-    path: /${name}/mcp
-    upstream: { url: ${upstream.url} }
-    authorization_servers: [${from.issuer}]
-    tokens:
-      jwt: { issuer: ${from.issuer}, algorithms: [ES256] }
-`;
+  return `\n${jwtRoute(name, { issuer: from, upstream })}\n`;
 }
 
 const configYaml = (...routes: string[]): string => `public_url: ${PUBLIC}\nroutes:${routes.join('')}`;

@@ -1,7 +1,7 @@
 import { connect, type Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
+import { jwtRoute, setupJwtStack, type JwtRouteTarget } from '../helpers/jwt-stack.js';
 import { neverAnswering, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 /**
@@ -10,21 +10,14 @@ import { neverAnswering, startTestUpstream, type TestUpstream } from '../helpers
  */
 
 const PUBLIC = 'https://gw.example.test';
-let issuer: TestIssuer;
-let upstream: TestUpstream;
-let gw: RunningGateway;
 
-function configYaml(extra = ''): string {
+function configYaml(target: JwtRouteTarget, extra = ''): string {
   return `
 public_url: ${PUBLIC}
 limits: { body_timeout: 1s, header_timeout: 1s }
 ${extra}
 routes:
-  - name: calc
-    path: /calc/mcp
-    upstream: { url: ${upstream.url} }
-    authorization_servers: [${issuer.issuer}]
-    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
+${jwtRoute('calc', target)}
     cors: { allowed_origins: ["https://app.example"] }
     rate_limit: { requests: 1, per: 1h }
     policy: { scopes: [mcp] }
@@ -55,16 +48,7 @@ function openExchange(port: number, head: string): RawExchange {
 const headOf = (lines: readonly string[]) => `${lines.join('\r\n')}\r\n\r\n`;
 const BIG_BODY = ['Content-Type: application/json', 'Content-Length: 100000'];
 
-beforeAll(async () => {
-  issuer = await startTestIssuer();
-  upstream = await startTestUpstream();
-  gw = await startGateway(configYaml());
-});
-
-afterAll(async () => {
-  await gw.close();
-  await Promise.all([issuer.close(), upstream.close()]);
-});
+const stack = setupJwtStack((target) => configYaml(target));
 
 describe('K10 a refused request is answered and its connection closed, its body never awaited', () => {
   const cases: [string, () => Promise<string[]>, number][] = [
@@ -73,11 +57,11 @@ describe('K10 a refused request is answered and its connection closed, its body 
     ['400 token in the query', () => Promise.resolve(['POST /calc/mcp?access_token=abc HTTP/1.1', 'Host: gw']), 400],
     ['404 unknown path', () => Promise.resolve(['POST /other/mcp HTTP/1.1', 'Host: gw']), 404],
     ['403 origin not allowed', () => Promise.resolve(['POST /calc/mcp HTTP/1.1', 'Host: gw', 'Origin: https://evil.example']), 403],
-    ['403 missing scope', async () => ['POST /calc/mcp HTTP/1.1', 'Host: gw', `Authorization: Bearer ${await issuer.mint({ aud: `${PUBLIC}/calc/mcp`, scope: 'other', sub: 'scope-less' })}`], 403],
+    ['403 missing scope', async () => ['POST /calc/mcp HTTP/1.1', 'Host: gw', `Authorization: Bearer ${await stack.issuer.mint({ aud: `${PUBLIC}/calc/mcp`, scope: 'other', sub: 'scope-less' })}`], 403],
   ];
 
   it.each(cases)('K10 %s: answered with Connection: close, connection closed with the body unsent', async (_name, lines, status) => {
-    const exchange = openExchange(gw.port, headOf([...(await lines()), ...BIG_BODY]) + '{"jsonrpc":');
+    const exchange = openExchange(stack.gw.port, headOf([...(await lines()), ...BIG_BODY]) + '{"jsonrpc":');
     const received = await exchange.closed;
     expect(received).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
     expect(received.toLowerCase()).toContain('connection: close');
@@ -85,17 +69,17 @@ describe('K10 a refused request is answered and its connection closed, its body 
   });
 
   it('K10 429 rate limited: answered and closed without reading the body', async () => {
-    const token = await issuer.mint({ aud: `${PUBLIC}/calc/mcp`, scope: 'mcp', sub: 'limited' });
-    const first = await fetch(`${gw.url}/calc/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
+    const token = await stack.issuer.mint({ aud: `${PUBLIC}/calc/mcp`, scope: 'mcp', sub: 'limited' });
+    const first = await fetch(`${stack.gw.url}/calc/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
     expect(first.status).toBe(200);
-    const exchange = openExchange(gw.port, headOf(['POST /calc/mcp HTTP/1.1', 'Host: gw', `Authorization: Bearer ${token}`, ...BIG_BODY]));
+    const exchange = openExchange(stack.gw.port, headOf(['POST /calc/mcp HTTP/1.1', 'Host: gw', `Authorization: Bearer ${token}`, ...BIG_BODY]));
     const received = await exchange.closed;
     expect(received).toMatch(/^HTTP\/1\.1 429 /);
     expect(received.toLowerCase()).toContain('connection: close');
   });
 
   it('control: a refusal of a request without a body keeps the connection open (keep-alive)', async () => {
-    const exchange = openExchange(gw.port, headOf(['GET /calc/mcp HTTP/1.1', 'Host: gw']));
+    const exchange = openExchange(stack.gw.port, headOf(['GET /calc/mcp HTTP/1.1', 'Host: gw']));
     const status = await new Promise<string>((resolve) => exchange.socket.once('data', (chunk: string | Buffer) => resolve(String(chunk))));
     expect(status).toMatch(/^HTTP\/1\.1 401 /);
     expect(status.toLowerCase()).toContain('connection: keep-alive');
@@ -105,21 +89,21 @@ describe('K10 a refused request is answered and its connection closed, its body 
 
 describe('K10 limits.body_timeout and limits.header_timeout', () => {
   it('K10 an authenticated request whose body stalls gets 408 and its connection closed', async () => {
-    const token = await issuer.mint({ aud: `${PUBLIC}/calc/mcp`, scope: 'mcp', sub: 'slow-body' });
-    const before = upstream.requests.length;
-    const exchange = openExchange(gw.port, headOf(['POST /calc/mcp HTTP/1.1', 'Host: gw', `Authorization: Bearer ${token}`, ...BIG_BODY]) + '{"jsonrpc"');
+    const token = await stack.issuer.mint({ aud: `${PUBLIC}/calc/mcp`, scope: 'mcp', sub: 'slow-body' });
+    const before = stack.upstream.requests.length;
+    const exchange = openExchange(stack.gw.port, headOf(['POST /calc/mcp HTTP/1.1', 'Host: gw', `Authorization: Bearer ${token}`, ...BIG_BODY]) + '{"jsonrpc"');
     const received = await exchange.closed;
     expect(received).toMatch(/^HTTP\/1\.1 408 /);
-    expect(upstream.requests.length).toBe(before);
+    expect(stack.upstream.requests.length).toBe(before);
   });
 
   it('K10 headers that never finish are cut at header_timeout (408, connection closed)', async () => {
-    const exchange = openExchange(gw.port, 'POST /calc/mcp HTTP/1.1\r\nHost: gw\r\nX-Slow: ');
+    const exchange = openExchange(stack.gw.port, 'POST /calc/mcp HTTP/1.1\r\nHost: gw\r\nX-Slow: ');
     expect(await exchange.closed).toMatch(/^HTTP\/1\.1 408 /);
   });
 
   it('check-config refuses header_timeout longer than body_timeout', async () => {
-    await expect(startGateway(configYaml().replace('limits: { body_timeout: 1s, header_timeout: 1s }', 'limits: { body_timeout: 5s, header_timeout: 10s }'))).rejects.toThrow(
+    await expect(startGateway(configYaml(stack).replace('limits: { body_timeout: 1s, header_timeout: 1s }', 'limits: { body_timeout: 5s, header_timeout: 10s }'))).rejects.toThrow(
       'limits.header_timeout: must not be longer than body_timeout',
     );
   });
@@ -128,13 +112,13 @@ describe('K10 limits.body_timeout and limits.header_timeout', () => {
 describe('K10 shutdown', () => {
   async function ownGateway(grace: string): Promise<{ gateway: RunningGateway; local: TestUpstream }> {
     const local = await startTestUpstream();
-    const yaml = configYaml(`shutdown: { grace_period: ${grace} }`).replace(upstream.url, local.url).replace('rate_limit: { requests: 1, per: 1h }', '');
+    const yaml = configYaml({ issuer: stack.issuer, upstream: local }, `shutdown: { grace_period: ${grace} }`).replace('rate_limit: { requests: 1, per: 1h }', '');
     return { gateway: await startGateway(yaml), local };
   }
 
   it('K10 does not wait on a half-sent request: 503 + close at once, shutdown completes within its grace period of 5 minutes', async () => {
     const { gateway: own, local } = await ownGateway('5m');
-    const token = await issuer.mint({ aud: `${PUBLIC}/calc/mcp`, scope: 'mcp', sub: 'half-sent' });
+    const token = await stack.issuer.mint({ aud: `${PUBLIC}/calc/mcp`, scope: 'mcp', sub: 'half-sent' });
     // Node answers `Expect: 100-continue` as it hands the request to the gateway: then it is in flight.
     const halfSent = openExchange(own.port, headOf(['POST /calc/mcp HTTP/1.1', 'Host: gw', `Authorization: Bearer ${token}`, 'Expect: 100-continue', ...BIG_BODY]));
     await new Promise<void>((resolve) => halfSent.socket.once('data', () => resolve()));
@@ -146,7 +130,7 @@ describe('K10 shutdown', () => {
 
   it('K10 a request still waiting for the upstream at the grace deadline gets a 503, and the upstream request is dropped', async () => {
     const { gateway: own, local } = await ownGateway('1s');
-    const token = await issuer.mint({ aud: `${PUBLIC}/calc/mcp`, scope: 'mcp', sub: 'deadline' });
+    const token = await stack.issuer.mint({ aud: `${PUBLIC}/calc/mcp`, scope: 'mcp', sub: 'deadline' });
     const stalled = neverAnswering(local);
     const waiting = fetch(`${own.url}/calc/mcp`, {
       method: 'POST',

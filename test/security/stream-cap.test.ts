@@ -1,45 +1,30 @@
 import type { ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { jwtRoute, setupJwtStack } from '../helpers/jwt-stack.js';
 import { bodyReader, openEventStream } from '../helpers/sse.js';
-import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 /** K14: one principal cannot hold more than limits.max_streams_per_principal SSE streams. */
 
 const PUBLIC = 'https://gw.example.test';
 const MCP = `${PUBLIC}/calc/mcp`;
-let issuer: TestIssuer;
-let upstream: TestUpstream;
-let gw: RunningGateway;
 /** Upstream responses by the id the test gave them, closed when the gateway drops the exchange. */
 const upstreamClosed = new Map<string, Promise<void>>();
 
-beforeAll(async () => {
-  issuer = await startTestIssuer();
-  upstream = await startTestUpstream();
-  upstream.respondWith((request, response: ServerResponse) => {
+const stack = setupJwtStack((target) => `
+public_url: ${PUBLIC}
+limits: { max_streams_per_principal: 2 }
+routes:
+${jwtRoute('calc', target)}
+    sessions: { bind: false }
+`);
+
+beforeAll(() => {
+  stack.upstream.respondWith((request, response: ServerResponse) => {
     const id = String(request.headers['x-request-id']);
     upstreamClosed.set(id, new Promise((resolve) => response.once('close', () => resolve())));
     if (request.method === 'GET') openEventStream(response, '{"open":true}');
     else response.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":{}}');
   });
-  gw = await startGateway(`
-public_url: ${PUBLIC}
-limits: { max_streams_per_principal: 2 }
-routes:
-  - name: calc
-    path: /calc/mcp
-    upstream: { url: ${upstream.url} }
-    authorization_servers: [${issuer.issuer}]
-    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
-    sessions: { bind: false }
-`);
-});
-
-afterAll(async () => {
-  await gw.close();
-  await Promise.all([issuer.close(), upstream.close()]);
 });
 
 interface OpenStream {
@@ -49,8 +34,8 @@ interface OpenStream {
 
 async function openStream(sub: string, id: string): Promise<OpenStream> {
   const abort = new AbortController();
-  const response = await fetch(`${gw.url}/calc/mcp`, {
-    headers: { authorization: `Bearer ${await issuer.mint({ aud: MCP, sub })}`, accept: 'text/event-stream', 'x-request-id': id },
+  const response = await fetch(`${stack.gw.url}/calc/mcp`, {
+    headers: { authorization: `Bearer ${await stack.issuer.mint({ aud: MCP, sub })}`, accept: 'text/event-stream', 'x-request-id': id },
     signal: abort.signal,
   });
   if (response.status === 200) await bodyReader(response).until('"open":true');
@@ -64,9 +49,9 @@ async function openStream(sub: string, id: string): Promise<OpenStream> {
 }
 
 const post = async (sub: string, accept: string) =>
-  fetch(`${gw.url}/calc/mcp`, {
+  fetch(`${stack.gw.url}/calc/mcp`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${await issuer.mint({ aud: MCP, sub })}`, 'content-type': 'application/json', accept },
+    headers: { authorization: `Bearer ${await stack.issuer.mint({ aud: MCP, sub })}`, 'content-type': 'application/json', accept },
     body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
   });
 
@@ -79,7 +64,7 @@ describe('K14 stream cap per principal', () => {
     const third = await openStream('alice', 'alice-3');
     expect(third.response.status).toBe(429);
     expect(third.response.headers.get('retry-after')).toBe('5');
-    expect(upstream.requests.some((request) => request.headers['x-request-id'] === 'alice-3')).toBe(false);
+    expect(stack.upstream.requests.some((request) => request.headers['x-request-id'] === 'alice-3')).toBe(false);
     // A POST that accepts an SSE answer may become a stream: it needs a slot too, before anything runs upstream.
     expect((await post('alice', 'application/json, text/event-stream')).status).toBe(429);
     expect((await post('alice', 'application/json')).status).toBe(200);

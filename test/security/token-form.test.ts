@@ -1,46 +1,34 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { INTROSPECTION_SECRET, startIntrospectionServer, type TestIntrospectionServer } from '../helpers/introspection-server.js';
-import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
-import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { jwtRoute, setupJwtStack } from '../helpers/jwt-stack.js';
 
 const PUBLIC = 'https://gw.example.test';
 
-let issuer: TestIssuer;
 let as: TestIntrospectionServer;
-let upstream: TestUpstream;
-let gw: RunningGateway;
 
 beforeAll(async () => {
-  [issuer, as, upstream] = await Promise.all([startTestIssuer(), startIntrospectionServer(), startTestUpstream()]);
-  gw = await startGateway(
-    `
+  as = await startIntrospectionServer();
+});
+
+afterAll(() => as.close());
+
+const stack = setupJwtStack(
+  (target) => `
 public_url: ${PUBLIC}
 routes:
-  - name: calc
-    path: /calc/mcp
-    upstream: { url: ${upstream.url} }
-    authorization_servers: [${issuer.issuer}]
-    tokens:
-      jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] }
+${jwtRoute('calc', target)}
   - name: notes
     path: /notes/mcp
-    upstream: { url: ${upstream.url} }
-    authorization_servers: [${issuer.issuer}]
+    upstream: { url: ${target.upstream.url} }
+    authorization_servers: [${target.issuer.issuer}]
     tokens:
       introspection: { endpoint: ${as.endpoint.href}, client_id: gateway, client_secret: "\${env:INTROSPECTION_SECRET}" }
 `,
-    { env: { INTROSPECTION_SECRET } },
-  );
-});
-
-afterAll(async () => {
-  await gw.close();
-  await Promise.all([issuer.close(), as.close(), upstream.close()]);
-});
+  { env: { INTROSPECTION_SECRET } },
+);
 
 function post(path: string, authorization: string): Promise<Response> {
-  return fetch(`${gw.url}${path}`, {
+  return fetch(`${stack.gw.url}${path}`, {
     method: 'POST',
     headers: { authorization, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
@@ -57,7 +45,7 @@ const padded: [string, (segments: string[]) => string][] = [
 
 describe('K16 `=` padding inside a bearer token is a malformed token (401), not a malformed request (400)', () => {
   it.each(padded)('K16 JWT route, %s → 401 invalid_token with the challenge', async (_case, pad) => {
-    const token = await issuer.mint({ aud: `${PUBLIC}/calc/mcp` });
+    const token = await stack.issuer.mint({ aud: `${PUBLIC}/calc/mcp` });
     const response = await post('/calc/mcp', `Bearer ${pad(token.split('.'))}`);
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token", .*resource_metadata="/);

@@ -1,47 +1,33 @@
 import type { ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGateway, type RunningGateway } from '../helpers/gateway.js';
-import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
-import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { jwtRoute, setupJwtStack } from '../helpers/jwt-stack.js';
 
 /** K12: two routes on one upstream origin keep their own upstream.timeouts. */
 
 const PUBLIC = 'https://gw.example.test';
-let issuer: TestIssuer;
-let upstream: TestUpstream;
-let gw: RunningGateway;
 const held: ServerResponse[] = [];
 let arrived: () => void = () => undefined;
 
-beforeAll(async () => {
-  issuer = await startTestIssuer();
-  upstream = await startTestUpstream();
-  upstream.respondWith((_request, response) => {
+// The patient route comes first: a pool shared per origin used to take the most permissive timeout of all.
+const stack = setupJwtStack((target) => `
+public_url: ${PUBLIC}
+routes:
+${jwtRoute('patient', target, 'timeouts: { headers: 5m }')}
+    sessions: { bind: false }
+${jwtRoute('impatient', target, 'timeouts: { headers: 50ms }')}
+    sessions: { bind: false }
+`);
+
+beforeAll(() => {
+  stack.upstream.respondWith((_request, response) => {
     held.push(response);
     arrived();
   });
-  const route = (name: string, headers: string) => `
-  - name: ${name}
-    path: /${name}/mcp
-    upstream: { url: ${upstream.url}, timeouts: { headers: ${headers} } }
-    authorization_servers: [${issuer.issuer}]
-    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
-    sessions: { bind: false }`;
-  // The patient route comes first: a pool shared per origin used to take the most permissive timeout of all.
-  gw = await startGateway(`
-public_url: ${PUBLIC}
-routes:${route('patient', '5m')}${route('impatient', '50ms')}
-`);
-});
-
-afterAll(async () => {
-  await gw.close();
-  await Promise.all([issuer.close(), upstream.close()]);
 });
 
 async function call(name: string): Promise<Response> {
-  const token = await issuer.mint({ aud: `${PUBLIC}/${name}/mcp` });
-  return fetch(`${gw.url}/${name}/mcp`, {
+  const token = await stack.issuer.mint({ aud: `${PUBLIC}/${name}/mcp` });
+  return fetch(`${stack.gw.url}/${name}/mcp`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
