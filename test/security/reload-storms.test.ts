@@ -4,17 +4,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createConfigReloader, type ConfigReloader } from '../../src/reload/config-reloader.js';
 import { captureLogs } from '../helpers/capture-logs.js';
+import { oneRouteYaml } from '../helpers/config-yaml.js';
 
 /** K13: directory events that leave the bytes unchanged reload nothing; a broken file is reported once per content. */
-
-const good = (path: string) => `public_url: https://gw.example.com
-routes:
-  - name: calc
-    path: ${path}
-    upstream: { url: "http://127.0.0.1:3000/mcp" }
-    authorization_servers: [https://as.example.com]
-    tokens: { jwt: { issuer: https://as.example.com } }
-`;
 
 let dir: string;
 let file: string;
@@ -26,7 +18,7 @@ let reloader: ConfigReloader;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mcpgw-storm-'));
   file = join(dir, 'gateway.yaml');
-  await writeFile(file, good('/calc/mcp'));
+  await writeFile(file, oneRouteYaml('/calc/mcp'));
   applied = 0;
   invalid = 0;
   const captured = captureLogs();
@@ -61,7 +53,7 @@ describe('K13 reload storms', () => {
     for (let event = 0; event < 10; event += 1) await reloader.reload('file');
     expect(failures()).toBe(2);
     // Fixed: applied once; more events over the fixed bytes change nothing.
-    await writeFile(file, good('/fixed/mcp'));
+    await writeFile(file, oneRouteYaml('/fixed/mcp'));
     for (let event = 0; event < 10; event += 1) await reloader.reload('file');
     expect(applied).toBe(1);
     expect(failures()).toBe(2);
@@ -82,7 +74,7 @@ describe('K13 reload storms', () => {
   it('K13 going back to content that failed before is tried again only by a signal or a change', async () => {
     await writeFile(file, 'routes: [');
     await reloader.reload('file');
-    await writeFile(file, good('/a/mcp'));
+    await writeFile(file, oneRouteYaml('/a/mcp'));
     await reloader.reload('file');
     await writeFile(file, 'routes: [');
     await reloader.reload('file');

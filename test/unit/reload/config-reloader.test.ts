@@ -5,15 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CompiledConfig } from '../../../src/config/types.js';
 import { createConfigReloader } from '../../../src/reload/config-reloader.js';
 import { captureLogs } from '../../helpers/capture-logs.js';
-
-const yaml = (path: string, secretRef = '') => `public_url: https://gw.example.com
-routes:
-  - name: calc
-    path: ${path}
-    upstream: { url: "http://127.0.0.1:3000/mcp${secretRef}" }
-    authorization_servers: [https://as.example.com]
-    tokens: { jwt: { issuer: https://as.example.com } }
-`;
+import { oneRouteYaml } from '../../helpers/config-yaml.js';
 
 let dir: string;
 let file: string;
@@ -21,7 +13,7 @@ let file: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mcpgw-reloader-'));
   file = join(dir, 'gateway.yaml');
-  await writeFile(file, yaml('/calc/mcp'));
+  await writeFile(file, oneRouteYaml('/calc/mcp'));
 });
 
 afterEach(() => rm(dir, { recursive: true, force: true }));
@@ -43,10 +35,10 @@ describe('config reloader', () => {
       onInvalid: () => undefined,
       logger: captureLogs().logger,
     });
-    await writeFile(file, yaml('/one/mcp'));
+    await writeFile(file, oneRouteYaml('/one/mcp'));
     const first = reloader.reload('file');
     await firstApplyRuns;
-    await writeFile(file, yaml('/two/mcp'));
+    await writeFile(file, oneRouteYaml('/two/mcp'));
     const second = reloader.reload('file');
     const third = reloader.reload('signal');
     expect(third).toBe(second);
@@ -66,7 +58,7 @@ describe('config reloader', () => {
       logger: logs.logger,
       env: { CANARY: 'secret-CANARY-value' },
     });
-    await writeFile(file, yaml('not-absolute', '?token=${env:CANARY}'));
+    await writeFile(file, oneRouteYaml('not-absolute', 'http://127.0.0.1:3000/mcp?token=${env:CANARY}'));
     const outcome = await reloader.reload('file');
     expect(outcome.result).toBe('failure');
     expect(invalid).toBe(1);
@@ -83,7 +75,7 @@ describe('config reloader', () => {
       onInvalid: () => undefined,
       logger: captureLogs().logger,
     });
-    await writeFile(file, yaml('/new/mcp'));
+    await writeFile(file, oneRouteYaml('/new/mcp'));
     expect((await reloader.reload('file')).result).toBe('failure');
     expect(await reloader.reload('file')).toEqual({ result: 'unchanged' });
     expect(await reloader.reload('signal')).toEqual({ result: 'success' });
