@@ -8,42 +8,114 @@ export interface BulkheadSlot {
 }
 
 /**
- * At most `capacity` calls at once, and at most `perClient` of them for one client, so a flood from one client
- * (garbage tokens, each a distinct AS call) leaves the rest of the slots to everyone else (checklist K11).
+ * At most `capacity` calls at once (checklist K11). A client may always use its share (a quarter of the slots); it
+ * may use more only while more than one share of the slots stays free for everyone else. A call that cannot start
+ * waits, in arrival order, until a slot it may take frees up or `maxWaitMs` passes; the waiting room is bounded too.
+ * So a flood of distinct garbage tokens from one client cannot starve the others' valid tokens, and one busy client
+ * (or all traffic arriving through one proxy address) still uses most of the bulkhead and waits rather than failing.
  */
 export interface FairBulkhead {
-  /** A slot for a call made for `clientAddress`; without an address only the total is bounded. */
-  acquire(clientAddress: string | undefined): BulkheadSlot | BulkheadRefusal;
+  /** A slot for a call made for `clientAddress`, or why none came; without an address only the total applies. */
+  acquire(clientAddress: string | undefined): Promise<BulkheadSlot | BulkheadRefusal>;
+}
+
+export interface FairBulkheadOptions {
+  readonly capacity: number;
+  /** How long a call may wait for a slot (the introspection timeout: a caller would not wait longer for the AS). */
+  readonly maxWaitMs: number;
+  /** Injected in tests; default `setTimeout`. */
+  readonly schedule?: (callback: () => void, delayMs: number) => () => void;
 }
 
 /** One client's share of the slots: a quarter, so four flooding clients are needed to fill the bulkhead. */
 const CLIENT_SHARE = 1 / 4;
 
-export function createFairBulkhead(capacity: number): FairBulkhead {
-  const perClient = Math.max(1, Math.floor(capacity * CLIENT_SHARE));
+interface Waiter {
+  readonly client: string | undefined;
+  readonly grant: (outcome: BulkheadSlot | BulkheadRefusal) => void;
+  cancelTimer: () => void;
+}
+
+function timeout(callback: () => void, delayMs: number): () => void {
+  const timer = setTimeout(callback, delayMs);
+  return () => clearTimeout(timer);
+}
+
+export function createFairBulkhead(options: FairBulkheadOptions): FairBulkhead {
+  const { capacity } = options;
+  const schedule = options.schedule ?? timeout;
+  const share = Math.max(1, Math.floor(capacity * CLIENT_SHARE));
+  // The waiting room: a few bulkheads' worth in all, one bulkhead's worth per client.
+  const maxWaiting = capacity * 4;
   const heldBy = new Map<string, number>();
+  const waitingBy = new Map<string, number>();
+  const waiting: Waiter[] = [];
   let running = 0;
+
+  const count = (map: Map<string, number>, client: string | undefined) => (client === undefined ? 0 : (map.get(client) ?? 0));
+  const adjust = (map: Map<string, number>, client: string | undefined, delta: number) => {
+    if (client === undefined) return;
+    const next = count(map, client) + delta;
+    if (next === 0) map.delete(client);
+    else map.set(client, next);
+  };
+  const mayTake = (client: string | undefined) =>
+    running < capacity && (count(heldBy, client) < share || capacity - running > share);
+
+  function take(client: string | undefined): BulkheadSlot {
+    running += 1;
+    adjust(heldBy, client, 1);
+    let released = false;
+    return {
+      release() {
+        if (released) return;
+        released = true;
+        running -= 1;
+        adjust(heldBy, client, -1);
+        admitWaiters();
+      },
+    };
+  }
+
+  /** Freed slots go to the waiters, oldest first among those allowed to take one. */
+  function admitWaiters(): void {
+    for (let index = 0; index < waiting.length && running < capacity; ) {
+      const waiter = waiting[index];
+      if (waiter === undefined || !mayTake(waiter.client)) {
+        index += 1;
+        continue;
+      }
+      leave(index);
+      waiter.grant(take(waiter.client));
+    }
+  }
+
+  function leave(index: number): void {
+    const [waiter] = waiting.splice(index, 1);
+    if (!waiter) return;
+    waiter.cancelTimer();
+    adjust(waitingBy, waiter.client, -1);
+  }
 
   return {
     acquire(clientAddress) {
-      if (running >= capacity) return 'bulkhead_full';
       const client = clientAddress === undefined ? undefined : clientBucket(clientAddress);
-      const held = client === undefined ? 0 : (heldBy.get(client) ?? 0);
-      if (held >= perClient) return 'client_share_full';
-      running += 1;
-      if (client !== undefined) heldBy.set(client, held + 1);
-      let released = false;
-      return {
-        release() {
-          if (released) return;
-          released = true;
-          running -= 1;
-          if (client === undefined) return;
-          const left = (heldBy.get(client) ?? 1) - 1;
-          if (left === 0) heldBy.delete(client);
-          else heldBy.set(client, left);
-        },
-      };
+      if (mayTake(client)) return Promise.resolve(take(client));
+      const overShare = count(heldBy, client) >= share;
+      if (waiting.length >= maxWaiting || count(waitingBy, client) >= capacity) {
+        return Promise.resolve(overShare ? 'client_share_full' : 'bulkhead_full');
+      }
+      return new Promise((resolve) => {
+        const waiter: Waiter = { client, grant: resolve, cancelTimer: () => undefined };
+        waiting.push(waiter);
+        adjust(waitingBy, client, 1);
+        waiter.cancelTimer = schedule(() => {
+          const index = waiting.indexOf(waiter);
+          if (index === -1) return;
+          leave(index);
+          resolve(count(heldBy, client) >= share ? 'client_share_full' : 'bulkhead_full');
+        }, options.maxWaitMs);
+      });
     },
   };
 }

@@ -83,7 +83,7 @@ export function createIntrospectionVerifier(
 ): TokenVerifier {
   const now = deps.now ?? Date.now;
   const fetchImpl = deps.fetch ?? globalThis.fetch;
-  const bulkhead = createFairBulkhead(deps.maxConcurrent ?? DEFAULT_MAX_CONCURRENT);
+  const bulkhead = createFairBulkhead({ capacity: deps.maxConcurrent ?? DEFAULT_MAX_CONCURRENT, maxWaitMs: settings.timeout });
   const cacheKeyOf = introspectionCacheKeys(settings.issuer ?? settings.endpoint.href, deps.keySecret);
   const log = deps.logger?.child({ component: 'introspection', endpoint: settings.endpoint.origin });
   const logFailure = failureLogger(log, now);
@@ -111,7 +111,7 @@ export function createIntrospectionVerifier(
   }
 
   async function introspect(token: string, clientAddress: string | undefined): Promise<IntrospectionEntry> {
-    const slot = bulkhead.acquire(clientAddress);
+    const slot = await bulkhead.acquire(clientAddress);
     if (typeof slot === 'string') return unavailable(slot);
     deps.counters?.asCall();
     try {

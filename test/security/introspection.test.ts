@@ -423,28 +423,30 @@ describe('D11 single flight, bulkhead and pre-AS rejection', () => {
     expect(as.calls).toHaveLength(1);
   });
 
-  it('D11 200 distinct tokens against a slow AS with a bulkhead of 16 → the AS never sees more than 16 at once', async () => {
+  it('D11 200 distinct tokens against a slow AS with a bulkhead of 16 → the AS never sees more than 16 at once; a bounded number wait, the rest are shed', async () => {
     const gate = deferred();
     as.respond(async () => {
       await gate.promise;
       return inactive;
     });
-    const gateway = verifier({}, { maxConcurrent: 16 });
+    // Waiting for a slot is bounded by the introspection timeout: long here, so only the gate decides.
+    const gateway = verifier({ timeout: 60_000 }, { maxConcurrent: 16 });
     let shed = 0;
-    const allShed = deferred();
+    const overflowShed = deferred();
     const requests = Array.from({ length: 200 }, () =>
       outcome(gateway.verify(randomToken())).then((code) => {
-        if (code === 'auth_unavailable' && (shed += 1) === 184) allShed.release();
+        if (code === 'auth_unavailable' && (shed += 1) === 120) overflowShed.release();
         return code;
       }),
     );
-    await allShed.promise;
+    // 16 at the AS, 64 (four bulkheads) in the waiting room, 120 refused at once.
+    await overflowShed.promise;
     await as.waitForCalls(16);
     gate.release();
     const codes = await Promise.all(requests);
-    expect(codes.filter((code) => code === 'invalid_token')).toHaveLength(16);
-    expect(codes.filter((code) => code === 'auth_unavailable')).toHaveLength(184);
-    expect(as.calls).toHaveLength(16);
+    expect(codes.filter((code) => code === 'invalid_token')).toHaveLength(80);
+    expect(codes.filter((code) => code === 'auth_unavailable')).toHaveLength(120);
+    expect(as.calls).toHaveLength(80);
     expect(as.maxInFlight).toBeLessThanOrEqual(16);
   });
 

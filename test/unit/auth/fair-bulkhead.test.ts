@@ -1,41 +1,101 @@
 import { describe, expect, it } from 'vitest';
-import { clientBucket, createFairBulkhead, type BulkheadSlot } from '../../../src/auth/fair-bulkhead.js';
+import { clientBucket, createFairBulkhead, type BulkheadRefusal, type BulkheadSlot, type FairBulkhead } from '../../../src/auth/fair-bulkhead.js';
 
-function fill(bulkhead: ReturnType<typeof createFairBulkhead>, client: string | undefined, count: number): (BulkheadSlot | string)[] {
-  return Array.from({ length: count }, () => bulkhead.acquire(client));
+/** A bulkhead whose wait timers the test fires by hand. */
+function bulkheadOf(capacity: number) {
+  const timers: (() => void)[] = [];
+  const bulkhead = createFairBulkhead({
+    capacity,
+    maxWaitMs: 1_000,
+    schedule: (callback) => {
+      timers.push(callback);
+      return () => timers.splice(timers.indexOf(callback), 1);
+    },
+  });
+  return { bulkhead, expireWaits: () => [...timers].forEach((fire) => fire()) };
+}
+
+type Outcome = BulkheadSlot | BulkheadRefusal;
+
+/** Asks `count` times for `client`; what was granted at once, and the calls still waiting. */
+async function ask(bulkhead: FairBulkhead, client: string | undefined, count: number): Promise<{ granted: BulkheadSlot[]; pending: Promise<Outcome>[]; refused: BulkheadRefusal[] }> {
+  const settled = new Map<Promise<Outcome>, Outcome>();
+  const calls = Array.from({ length: count }, () => {
+    const call = bulkhead.acquire(client);
+    void call.then((outcome) => settled.set(call, outcome));
+    return call;
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  const outcomes = calls.map((call) => settled.get(call));
+  return {
+    granted: outcomes.filter((outcome): outcome is BulkheadSlot => typeof outcome === 'object'),
+    refused: outcomes.filter((outcome): outcome is BulkheadRefusal => typeof outcome === 'string'),
+    pending: calls.filter((call) => !settled.has(call)),
+  };
 }
 
 describe('createFairBulkhead', () => {
-  it('K11 one client gets a quarter of the slots; the others keep the rest', () => {
-    const bulkhead = createFairBulkhead(64);
-    const flood = fill(bulkhead, '192.0.2.66', 100);
-    expect(flood.filter((slot) => typeof slot !== 'string')).toHaveLength(16);
-    expect(flood.filter((slot) => slot === 'client_share_full')).toHaveLength(84);
-    const others = ['192.0.2.1', '192.0.2.2', '192.0.2.3'].flatMap((client) => fill(bulkhead, client, 16));
-    expect(others.every((slot) => typeof slot !== 'string')).toBe(true);
-    expect(bulkhead.acquire('192.0.2.4')).toBe('bulkhead_full');
+  it('K11 one flooding client gets all but one share of the slots; the other clients always find their share free', async () => {
+    const { bulkhead } = bulkheadOf(64);
+    const flood = await ask(bulkhead, '192.0.2.66', 100);
+    expect(flood.granted).toHaveLength(48);
+    expect(flood.pending).toHaveLength(52);
+    const valid = await ask(bulkhead, '192.0.2.1', 10);
+    expect(valid.granted).toHaveLength(10);
   });
 
-  it('a released slot can be taken again, once per slot however often release is called', () => {
-    const bulkhead = createFairBulkhead(4);
-    const [first] = fill(bulkhead, 'a', 1);
-    expect(bulkhead.acquire('a')).toBe('client_share_full');
-    if (typeof first === 'string' || first === undefined) throw new Error('no slot');
-    first.release();
-    first.release();
-    expect(typeof bulkhead.acquire('a')).toBe('object');
-    expect(bulkhead.acquire('a')).toBe('client_share_full');
+  it('K11 a freed slot goes to a waiting client below its share before the older waiters of the flooding client', async () => {
+    const { bulkhead } = bulkheadOf(8);
+    const flood = await ask(bulkhead, 'flood', 10);
+    const busy = await ask(bulkhead, 'busy', 2);
+    const late = await ask(bulkhead, 'late', 1);
+    expect([flood.granted.length, flood.pending.length, busy.granted.length, late.pending.length]).toEqual([6, 4, 2, 1]);
+    flood.granted[0]?.release();
+    expect(typeof (await late.pending[0])).toBe('object');
   });
 
-  it('calls without a client address are bounded by the total only', () => {
-    const bulkhead = createFairBulkhead(8);
-    expect(fill(bulkhead, undefined, 8).every((slot) => typeof slot !== 'string')).toBe(true);
-    expect(bulkhead.acquire(undefined)).toBe('bulkhead_full');
+  it('beyond its share a client never takes the last share of free slots: they stay for clients still to come', async () => {
+    const { bulkhead } = bulkheadOf(8);
+    const flood = await ask(bulkhead, 'flood', 10);
+    flood.granted[0]?.release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await ask(bulkhead, 'newcomer', 2)).granted).toHaveLength(2);
   });
 
-  it('a tiny bulkhead still gives every client one slot', () => {
-    const bulkhead = createFairBulkhead(2);
-    expect(fill(bulkhead, 'a', 2).map((slot) => typeof slot)).toEqual(['object', 'string']);
+  it('one busy client alone (everything through one proxy address) waits for slots instead of failing', async () => {
+    const { bulkhead } = bulkheadOf(8);
+    const burst = await ask(bulkhead, 'proxy', 10);
+    expect([burst.granted.length, burst.pending.length, burst.refused.length]).toEqual([6, 4, 0]);
+    burst.granted.forEach((slot) => slot.release());
+    expect((await Promise.all(burst.pending)).every((outcome) => typeof outcome === 'object')).toBe(true);
+  });
+
+  it('a call that waited maxWaitMs without a slot is refused (503 upstream of here)', async () => {
+    const { bulkhead, expireWaits } = bulkheadOf(4);
+    const held = await ask(bulkhead, 'a', 5);
+    expect(held.pending).toHaveLength(2);
+    expireWaits();
+    expect(await Promise.all(held.pending)).toEqual(['client_share_full', 'client_share_full']);
+  });
+
+  it('the waiting room is bounded per client (one bulkhead) and in all (four)', async () => {
+    const { bulkhead } = bulkheadOf(4);
+    const one = await ask(bulkhead, 'a', 3 + 4 + 2);
+    expect([one.granted.length, one.pending.length, one.refused]).toEqual([3, 4, ['client_share_full', 'client_share_full']]);
+  });
+
+  it('a released slot is given back once however often release is called', async () => {
+    const { bulkhead } = bulkheadOf(1);
+    const [slot] = (await ask(bulkhead, 'a', 1)).granted;
+    slot?.release();
+    slot?.release();
+    expect((await ask(bulkhead, 'b', 2)).granted).toHaveLength(1);
+  });
+
+  it('calls without a client address are bounded by the total only', async () => {
+    const { bulkhead } = bulkheadOf(8);
+    const calls = await ask(bulkhead, undefined, 9);
+    expect([calls.granted.length, calls.pending.length]).toEqual([8, 1]);
   });
 });
 
