@@ -49,13 +49,17 @@ const KID = 'bench-key-1';
 const UNKNOWN_KID = 'bench-key-rotated';
 const TOKEN_LIFETIME_S = 2 * 3600;
 
-/** Configuration of the gateway under test: the production entry point (`src/main.ts serve`) reads it. */
+/**
+ * Configuration of the gateway under test: the production entry point (`src/main.ts serve`) reads it. The trivial
+ * upstream takes the length of its test SSE stream from `x-bench-events`, a header the gateway forwards only when a
+ * route names it.
+ */
 function gatewayYaml(port: number, adminPort: number, decisionPort: number, issuer: string, upstreamUrl: string, calculatorUrl: string): string {
   const jwt = `{ issuer: "${issuer}", jwks_uri: "${issuer}/jwks", algorithms: [ES256] }`;
   const route = (name: string, path: string, upstream: string, tokens: string): string => `
   - name: ${name}
     path: ${path}
-    upstream: { url: "${upstream}" }
+    upstream: { url: "${upstream}", forward_headers: [x-bench-events] }
     authorization_servers: ["${issuer}"]
     scopes_supported: [mcp:tools]
     tokens: ${tokens}
@@ -66,6 +70,8 @@ admin: { host: 127.0.0.1, port: ${adminPort} }
 decision: { host: 127.0.0.1, port: ${decisionPort} }
 public_url: http://127.0.0.1:${port}
 log: { level: info }
+# The 1,000-open-streams check holds them all with one token: above the default cap of 64 per principal.
+limits: { max_streams_per_principal: 2000 }
 cache: { redis_url: "\${env:BENCH_REDIS_URL}", key_secret: "\${env:BENCH_CACHE_KEY_SECRET}" }
 routes:${route('jwt', ROUTES.jwt, upstreamUrl, `{ jwt: ${jwt} }`)}${route('opaque', ROUTES.opaque, upstreamUrl, introspection)}${route('calc', ROUTES.calc, calculatorUrl, `{ jwt: ${jwt} }`)}
 `;
