@@ -16,13 +16,13 @@ import { registerConsentRoutes } from './consent/plugin.js';
 import { registerMetadataRoutes } from './metadata/plugin.js';
 import { readiness } from './observability/health.js';
 import { createGatewayMetrics, type GatewayMetrics } from './observability/metrics.js';
-import { buildAdminServer, HEALTH_PATHS, registerHealthRoutes, registerRequestObservers, upstreamObserver } from './observability/plugin.js';
+import { buildAdminServer, HEALTH_PATHS, registerHealthRoutes, requestObserver, upstreamObserver } from './observability/plugin.js';
 import { createSseStreams } from './observability/sse-streams.js';
 import { timedVerifiers } from './observability/verifier-timing.js';
 import { registerProxyRoutes } from './proxy/plugin.js';
 import { createStreamCap } from './ratelimit/stream-cap.js';
 import { createGeneration, retireGeneration, warmGeneration } from './reload/generation.js';
-import { registerRequestLifecycle, type PendingRequest } from './reload/plugin.js';
+import { closeIfBodyUnread, registerRequestLifecycle, type PendingRequest } from './reload/plugin.js';
 import { restartOnlyChanges } from './reload/restart-only.js';
 import { createRuntimeSwitch } from './reload/runtime-switch.js';
 import { shutdown } from './reload/shutdown.js';
@@ -76,23 +76,12 @@ function toGatewayError(error: FastifyError | Error): GatewayError | undefined {
   return undefined;
 }
 
-/** The request announced a body (Content-Length other than 0, or chunked). */
-function declaresBody(request: FastifyRequest): boolean {
-  const length = request.headers['content-length'];
-  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
 function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): void {
   const response = refusalResponse(error, request.decision);
   const level = error.code === 'auth_unavailable' || error.code.startsWith('upstream_') ? 'warn' : 'info';
   request.log[level]({ code: error.code, reason: error.reason, route: request.decision?.entry?.route.name }, 'request refused');
-  // Refused before its body was read (checklist K10): the connection closes after the answer, so the gateway
-  // never reads, or waits for, a body it has already refused.
-  const unreadBody = request.body === undefined && declaresBody(request);
-  void reply
-    .code(response.statusCode)
-    .headers(unreadBody ? { ...response.headers, connection: 'close' } : response.headers)
-    .send(response.body);
+  // A refusal before the body was read also closes the connection (the request lifecycle, checklist K10).
+  void reply.code(response.statusCode).headers(response.headers).send(response.body);
 }
 
 /** Resolves when `reply` has been written out and closed, or after `withinMs` at the latest. */
@@ -153,6 +142,11 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     // Node checks those timers this often (its default, 30 s, would let a stalled body live 30 s past them).
     http: { connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS },
     return503OnClosing: true,
+    // A path fastify cannot decode never reaches a hook: a generic 400 that does not echo the path.
+    frameworkErrors: (_error, request, reply: FastifyReply) => {
+      closeIfBodyUnread(request, reply);
+      void reply.code(400).type('application/json').send({ error: 'bad_request' });
+    },
   });
   app.decorateRequest('decision', null);
   app.server.headersTimeout = config.limits.headerTimeout;
@@ -173,13 +167,14 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
   });
 
   // First: every request is pinned and tracked (refused at once while draining), counted and audited.
-  const lifecycle = registerRequestLifecycle(app, runtimes, (request) =>
-    draining && !HEALTH_PATHS.has(pathOf(request.url)) ? new GatewayError('draining') : undefined,
-  );
+  const observe = requestObserver({ metrics, logger: deps.logger });
+  const lifecycle = registerRequestLifecycle(app, runtimes, {
+    refuse: (request) => (draining && !HEALTH_PATHS.has(pathOf(request.url)) ? new GatewayError('draining') : undefined),
+    onAnswered: (request, generation, status, latencyMs) => observe(request, generation.runtime, status, latencyMs),
+  });
   const generationOf = lifecycle.runtimeOf;
   const pending = lifecycle.pending;
   const runtimeOf = (request: FastifyRequest) => generationOf(request).runtime;
-  registerRequestObservers(app, { metrics, streams, runtimeOf });
 
   registerHealthRoutes(app, readinessNow);
   registerMetadataRoutes(app, () => current().config);
@@ -194,7 +189,8 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     },
     maxBodyBytes: config.limits.maxBodyBytes,
     sendError,
-    streams: createStreamCap(),
+    streamCap: createStreamCap(),
+    eventStreams: streams,
     onUpstreamResult: upstreamObserver(metrics),
   });
   const admin = buildAdminServer({ logger: deps.logger, metrics, readinessNow });

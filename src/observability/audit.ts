@@ -4,6 +4,8 @@ import { requestOutcome, type RequestOutcome } from './metrics.js';
 
 /** What is known about one request on a route when its answer starts (or when the client gave up first). */
 export interface AuditFacts {
+  /** The gateway's id of the request (`X-Request-Id` upstream), when the front door has one. */
+  readonly requestId?: string;
   readonly route: string;
   readonly httpMethod: string;
   /** Present once the token was accepted. */
@@ -17,6 +19,7 @@ export interface AuditFacts {
 
 /** The `audit` log line: who did what on which route, and how it ended. Never a token or a secret. */
 export interface AuditRecord {
+  readonly reqId?: string;
   readonly route: string;
   /** `<issuer>#<subject>` (empty subject for tokens without `sub`); absent when no token was accepted. */
   readonly principal?: string;
@@ -43,12 +46,13 @@ type Writable<T> = { -readonly [K in keyof T]: T[K] };
 /** Built field by field (once per request): absent facts leave their field out rather than `undefined`. */
 export function auditRecord(facts: AuditFacts): AuditRecord {
   const { auth, message, status } = facts;
-  const record: Writable<AuditRecord> = {
-    route: facts.route,
-    http_method: facts.httpMethod,
-    outcome: requestOutcome(status),
-    latency_ms: Math.round(facts.latencyMs * 10) / 10,
-  };
+  // Insertion order is the line's field order: the request id first, as a logger binding would place it.
+  const record = {} as Writable<AuditRecord>;
+  if (facts.requestId !== undefined) record.reqId = facts.requestId;
+  record.route = facts.route;
+  record.http_method = facts.httpMethod;
+  record.outcome = requestOutcome(status);
+  record.latency_ms = Math.round(facts.latencyMs * 10) / 10;
   if (auth) {
     record.principal = `${auth.issuer}#${auth.subject ?? ''}`;
     if (auth.clientId !== undefined) record.client_id = bounded(auth.clientId);

@@ -1,7 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
-import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { pathOf } from '../decision/facts.js';
 import { CONSENT_PATH_PREFIX } from '../config/rules.js';
@@ -9,7 +8,6 @@ import type { Runtime } from '../runtime.js';
 import { auditRecord } from './audit.js';
 import type { Readiness } from './health.js';
 import { requestOutcome, UNMATCHED_ROUTE, upstreamStatusClass, type GatewayMetrics } from './metrics.js';
-import { isEventStream } from '../media-type.js';
 import type { SseStreams } from './sse-streams.js';
 
 export const HEALTH_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
@@ -26,10 +24,8 @@ export function registerHealthRoutes(app: FastifyInstance, readinessNow: () => R
 
 export interface RequestObserverOptions {
   readonly metrics: GatewayMetrics;
-  readonly streams: SseStreams;
-  /** The runtime the request started on (route lookup for requests refused before the auth hook ran). */
-  readonly runtimeOf: (request: FastifyRequest) => Runtime;
-  readonly now?: () => number;
+  /** Where the audit lines go. */
+  readonly logger: Logger;
 }
 
 /** Health, metadata and consent pages are not MCP traffic: they get no request metric and no audit line. */
@@ -37,75 +33,35 @@ function isMcpPath(path: string): boolean {
   return !HEALTH_PATHS.has(path) && !path.startsWith('/.well-known/') && !path.startsWith(`${CONSENT_PATH_PREFIX}/`);
 }
 
-/** One request on an MCP path, from its start until its metric and audit line are written. */
-interface Observation {
-  readonly request: FastifyRequest;
-  readonly path: string;
-  readonly startedAt: number;
-  settled: boolean;
-}
-
-const OBSERVATION = Symbol('observation');
-
-/** Kept on the raw response, which both fastify's hooks and the response's own events reach. */
-type ObservedResponse = ServerResponse & { [OBSERVATION]?: Observation };
+/**
+ * Told once per request by the request lifecycle, with the runtime the request was pinned to (its route table
+ * names requests refused before the decision matched a route): when its answer starts, or when the client went
+ * away first (no status).
+ */
+export type RequestAnswered = (request: FastifyRequest, runtime: Runtime, status: number | undefined, latencyMs: number) => void;
 
 /**
- * Per request on an MCP path: `requests_total` and one `audit` log line when the answer starts (or when the client
- * goes away first), and event-stream tracking for the gauge and for shutdown. Listens on the raw response, so it
- * sees what is actually relayed whatever hooks rewrite the payload. One small object per request and two listeners
- * shared by all requests: no per-request closures or weak-table entries.
+ * Per request on an MCP path: `requests_total` and one `audit` log line (with the request id), when the answer
+ * starts or when the client goes away first.
  */
-export function registerRequestObservers(app: FastifyInstance, options: RequestObserverOptions): void {
-  const now = options.now ?? (() => performance.now());
-
-  const routeName = (request: FastifyRequest, path: string): string =>
-    request.decision?.entry?.route.name ?? options.runtimeOf(request).routes.get(path)?.route.name ?? UNMATCHED_ROUTE;
-
-  /** Undefined for paths that are not MCP traffic. */
-  function observe(request: FastifyRequest): Observation | undefined {
+export function requestObserver(options: RequestObserverOptions): RequestAnswered {
+  return (request, runtime, status, latencyMs) => {
     const path = pathOf(request.url);
-    return isMcpPath(path) ? { request, path, startedAt: now(), settled: false } : undefined;
-  }
-
-  function settle(observation: Observation, status: number | undefined): void {
-    if (observation.settled) return;
-    observation.settled = true;
-    const { request } = observation;
-    const route = routeName(request, observation.path);
+    if (!isMcpPath(path)) return;
+    const route = request.decision?.entry?.route.name ?? runtime.routes.get(path)?.route.name ?? UNMATCHED_ROUTE;
     options.metrics.request(route, request.method, requestOutcome(status));
     if (route === UNMATCHED_ROUTE || request.method === 'OPTIONS') return;
-    const latencyMs = now() - observation.startedAt;
     const { auth, message } = request.decision ?? { auth: undefined, message: undefined };
-    request.log.info(auditRecord({ route, httpMethod: request.method, auth, message, status, latencyMs }), 'audit');
-  }
+    options.logger.info(auditRecord({ requestId: request.id, route, httpMethod: request.method, auth, message, status, latencyMs }), 'audit');
+  };
+}
 
-  function onPipe(this: ObservedResponse, source: Readable): void {
-    if (isEventStream(this.getHeader('content-type'))) options.streams.opened(this, source, this.req.method ?? '');
-  }
-
-  function onClose(this: ObservedResponse): void {
-    const observation = this[OBSERVATION];
-    if (observation) settle(observation, undefined);
-  }
-
-  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done) => {
-    const response: ObservedResponse = reply.raw;
-    response.on('pipe', onPipe);
-    const observation = observe(request);
-    if (observation) {
-      response[OBSERVATION] = observation;
-      response.on('close', onClose);
-    }
-    done();
-  });
-  app.addHook('onSend', (request, reply, payload, done) => {
-    // An earlier onRequest hook that failed leaves no observation; the refusal still counts.
-    const response: ObservedResponse = reply.raw;
-    const observation = response[OBSERVATION] ?? observe(request);
-    if (observation) settle(observation, reply.statusCode);
-    done(null, payload);
-  });
+/**
+ * Counts an event stream the reply is about to relay, for the `sse_streams_open` gauge and for shutdown. It
+ * counts from the moment the stream is piped, which is when shutdown can end it.
+ */
+export function trackEventStream(response: ServerResponse, streams: SseStreams): void {
+  response.once('pipe', (source: Readable) => streams.opened(response, source, response.req.method ?? ''));
 }
 
 /** Feeds `upstream_request_seconds`; given to the proxy routes. */

@@ -1,3 +1,5 @@
+import type { ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayError } from '../errors.js';
 import type { RuntimeSwitch } from './runtime-switch.js';
@@ -18,32 +20,89 @@ export interface RequestLifecycle<T> {
   readonly pending: PendingRequests;
 }
 
+export interface RequestLifecycleOptions<T> {
+  /** May turn a request away at once (draining). */
+  readonly refuse?: (request: FastifyRequest) => GatewayError | undefined;
+  /**
+   * Told once per request: when its answer starts (with the status), or when the client went away before any
+   * answer (no status); with the milliseconds since the request arrived.
+   */
+  readonly onAnswered?: (request: FastifyRequest, runtime: T, status: number | undefined, latencyMs: number) => void;
+  /** Milliseconds, monotonic; injected in tests. */
+  readonly now?: () => number;
+}
+
 interface Tracked<T> {
+  readonly request: FastifyRequest;
   readonly reply: FastifyReply;
   readonly runtime: T;
+  readonly release: () => void;
+  readonly startedAt: number;
+  answered: boolean;
+}
+
+const TRACKED = Symbol('tracked request');
+
+/** Kept on the raw response, which its own 'close' event reaches: one listener function shared by all requests. */
+type TrackedResponse<T> = ServerResponse & { [TRACKED]?: Tracked<T> };
+
+/** The request announced a body (Content-Length other than 0, or chunked). */
+function declaresBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /**
- * One hook and one close listener per request for everything a request's lifetime needs: it pins the runtime
- * current when it arrives, released when its response closes (a reload never changes the config a request, or an
- * open stream, runs on), and it is tracked until then for shutdown (checklist K10). `refuse` may turn it away at
- * once (draining). Register before any hook that may refuse a request.
+ * Checklist K10: an answer given before the request's body was read closes the connection. Node would otherwise
+ * read and discard the body to keep the connection alive, so a refused client could still make the gateway wait.
  */
-export function registerRequestLifecycle<T>(
-  app: FastifyInstance,
-  runtimes: RuntimeSwitch<T>,
-  refuse: (request: FastifyRequest) => GatewayError | undefined = () => undefined,
-): RequestLifecycle<T> {
+export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply): void {
+  if (request.body === undefined && declaresBody(request)) void reply.header('connection', 'close');
+}
+
+/**
+ * One record and one close listener per request for everything a request's lifetime needs: it pins the runtime
+ * current when it arrives, released when its response closes (a reload never changes the config a request, or an
+ * open stream, runs on), and it is tracked until then for shutdown (checklist K10). Every answer given before the
+ * request's body was read closes the connection (`closeIfBodyUnread`). `onAnswered` hears of every request once
+ * (metrics, audit). Register before any hook that may refuse a request.
+ */
+export function registerRequestLifecycle<T>(app: FastifyInstance, runtimes: RuntimeSwitch<T>, options: RequestLifecycleOptions<T> = {}): RequestLifecycle<T> {
   const tracked = new Map<FastifyRequest, Tracked<T>>();
+  const { refuse, onAnswered } = options;
+  const now = options.now ?? (() => performance.now());
+
+  function answered(entry: Tracked<T>, status: number | undefined): void {
+    if (entry.answered) return;
+    entry.answered = true;
+    onAnswered?.(entry.request, entry.runtime, status, now() - entry.startedAt);
+  }
+
+  function closed(this: TrackedResponse<T>): void {
+    const entry = this[TRACKED];
+    if (!entry) return;
+    this[TRACKED] = undefined;
+    tracked.delete(entry.request);
+    entry.release();
+    answered(entry, undefined);
+  }
+
   app.addHook('onRequest', (request, reply, done) => {
     const pin = runtimes.pin();
-    tracked.set(request, { reply, runtime: pin.value });
-    reply.raw.once('close', () => {
-      tracked.delete(request);
-      pin.release();
-    });
-    done(refuse(request));
+    const entry: Tracked<T> = { request, reply, runtime: pin.value, release: pin.release, startedAt: now(), answered: false };
+    tracked.set(request, entry);
+    const response: TrackedResponse<T> = reply.raw;
+    response[TRACKED] = entry;
+    response.on('close', closed);
+    done(refuse?.(request));
   });
+  app.addHook('onSend', (request, reply, payload, done) => {
+    closeIfBodyUnread(request, reply);
+    const entry = tracked.get(request);
+    if (entry) answered(entry, reply.statusCode);
+    done(null, payload);
+  });
+
   const select = (keep: (request: FastifyRequest, reply: FastifyReply) => boolean): PendingRequest[] => {
     const selected: PendingRequest[] = [];
     for (const [request, { reply }] of tracked) if (keep(request, reply)) selected.push([request, reply]);

@@ -68,6 +68,22 @@ describe('K10 a refused request is answered and its connection closed, its body 
     exchange.socket.destroy();
   });
 
+  // Answers that are not refusals, on paths whose handlers never read a body: the same rule (the request lifecycle).
+  const answered: [string, string[], number][] = [
+    ['204 CORS preflight', ['OPTIONS /calc/mcp HTTP/1.1', 'Host: gw', 'Origin: https://app.example', 'Access-Control-Request-Method: POST'], 204],
+    ['200 protected resource metadata', ['GET /.well-known/oauth-protected-resource/calc/mcp HTTP/1.1', 'Host: gw'], 200],
+    ['200 health', ['GET /healthz HTTP/1.1', 'Host: gw'], 200],
+    ['400 malformed path', ['POST /calc/%zz HTTP/1.1', 'Host: gw'], 400],
+  ];
+
+  it.each(answered)('K10 %s with a declared body: answered with Connection: close, the body never awaited', async (_name, lines, status) => {
+    const exchange = openExchange(stack.gw.port, headOf([...lines, ...BIG_BODY]) + '{"jsonrpc":');
+    const received = await exchange.closed;
+    expect(received).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+    expect(received.toLowerCase()).toContain('connection: close');
+    exchange.socket.destroy();
+  });
+
   it('K10 429 rate limited: answered and closed without reading the body', async () => {
     const token = await stack.issuer.mint({ aud: `${PUBLIC}/calc/mcp`, scope: 'mcp', sub: 'limited' });
     const first = await fetch(`${stack.gw.url}/calc/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"ping"}' });
