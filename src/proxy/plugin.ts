@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { METHODS } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { pipeline, type Readable } from 'node:stream';
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { missingScopes } from '../auth/scopes.js';
@@ -15,6 +16,8 @@ import { filterListResponse, filterReplayedListResponse, isFilteredList } from '
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
 import { requiredScopes } from '../policy/required-scopes.js';
 import type { StreamCap } from '../ratelimit/stream-cap.js';
+import { trackEventStream } from '../observability/plugin.js';
+import type { SseStreams } from '../observability/sse-streams.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
 import { upstreamRequestHeaders, upstreamResponseHeaders } from './headers.js';
 import { createSseRewriter, MAX_FILTERED_MESSAGE_BYTES, readCapped, rewriteJsonBody, type MessageRewrite } from './list-filter.js';
@@ -29,7 +32,9 @@ export interface ProxyRoutesOptions {
   /** Sends a GatewayError the same way the error handler does. */
   readonly sendError: (request: FastifyRequest, reply: FastifyReply, error: GatewayError) => void;
   /** SSE streams open per principal, across reloads. */
-  readonly streams: StreamCap;
+  readonly streamCap: StreamCap;
+  /** The event streams relayed to clients (gauge, shutdown). */
+  readonly eventStreams: SseStreams;
   /** Told once per upstream exchange: its status (or how it failed) and the milliseconds to response headers. */
   readonly onUpstreamResult?: (request: FastifyRequest, result: number | 'unreachable' | 'timeout', elapsedMs: number) => void;
 }
@@ -137,15 +142,48 @@ function mayStream(request: FastifyRequest): boolean {
 
 /**
  * Takes one of the caller's stream slots (checklist K14) before anything is forwarded, so a refusal (429) never
- * follows a tool call the upstream already ran; the slot is held until the response closes, or given back as
- * soon as the upstream answers with something other than a stream. Undefined when no slot is needed.
+ * follows a tool call the upstream already ran; the slot is held until the response closes (the exchange gives it
+ * back), or as soon as the upstream answers with something other than a stream. Undefined when no slot is needed.
  */
-function takeStreamSlot(request: FastifyRequest, reply: FastifyReply, { state }: Admitted, streams: StreamCap, max: number): (() => void) | undefined {
+function takeStreamSlot(request: FastifyRequest, { state }: Admitted, streams: StreamCap, max: number): (() => void) | undefined {
   if (!state.auth || !mayStream(request)) return undefined;
   const release = streams.acquire(state.auth, max);
   if (!release) throw new GatewayError('too_many_streams', { reason: 'stream_cap', retryAfterMs: STREAM_RETRY_AFTER_MS });
-  reply.raw.once('close', release);
   return release;
+}
+
+const EXCHANGE = Symbol('upstream exchange');
+
+/**
+ * One request's exchange with the upstream. It is the upstream request's abort signal (undici takes an
+ * EventEmitter: cheaper per request than an AbortController), aborted when the client goes away before the answer
+ * is complete, even before headers (checklist I6), or when the gateway answered by itself meanwhile (503 at the
+ * shutdown deadline). It gives the caller's stream slot back when the response closes. One close listener,
+ * shared by all exchanges.
+ */
+class UpstreamExchange extends EventEmitter {
+  clientGone = false;
+  upstreamAnswered = false;
+  releaseStreamSlot: (() => void) | undefined;
+
+  constructor(response: ExchangeResponse, releaseStreamSlot: (() => void) | undefined) {
+    super();
+    this.releaseStreamSlot = releaseStreamSlot;
+    response[EXCHANGE] = this;
+    response.on('close', responseClosed);
+  }
+}
+
+type ExchangeResponse = ServerResponse & { [EXCHANGE]?: UpstreamExchange };
+
+function responseClosed(this: ExchangeResponse): void {
+  const exchange = this[EXCHANGE];
+  if (!exchange) return;
+  this[EXCHANGE] = undefined;
+  exchange.releaseStreamSlot?.();
+  if (this.writableFinished && exchange.upstreamAnswered) return;
+  exchange.clientGone = !this.writableFinished;
+  exchange.emit('abort');
 }
 
 /** The answer cannot be filtered as `policy.hide_unauthorized` requires: refused rather than relayed unfiltered. */
@@ -161,10 +199,12 @@ async function relay(
   admission: Admitted,
   response: UpstreamResponse,
   rewrite: MessageRewrite | undefined,
+  eventStreams: SseStreams,
 ): Promise<void> {
   await recordSession(request, admission, response);
   const contentType = response.headers['content-type'];
   const eventStream = isEventStream(contentType);
+  if (eventStream) trackEventStream(reply.raw, eventStreams);
   const relayStatusAndHeaders = () => reply.code(response.statusCode).headers(upstreamResponseHeaders(response.headers));
   if (rewrite && response.statusCode === 200) {
     const encoding = response.headers['content-encoding'];
@@ -220,7 +260,7 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
     exposeHeadRoute: false,
     bodyLimit: options.maxBodyBytes,
     // The decision's first stage runs before the body is read, so an unauthenticated client never makes the
-    // gateway buffer one; the second stage reads the body it was handed.
+    // gateway buffer one; the second stage, in the handler, reads the body it was handed.
     onRequest: async (request, reply) => {
       const runtime = options.current(request);
       const state = createDecisionState(runtime.config.limits.maxBodyBytes);
@@ -233,31 +273,18 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       if (Number(request.headers['content-length']) > state.maxBodyBytes) throw new GatewayError('payload_too_large');
       return undefined;
     },
-    preHandler: async (request) => {
+    handler: async (request, reply) => {
+      // The decision's second stage, now that the body is complete.
       const state = request.decision;
       if (!state) throw new Error('MCP request state missing: the decision did not run');
       await authorize(factsOf(request), state, Buffer.isBuffer(request.body) ? request.body : undefined);
-    },
-    handler: async (request, reply) => {
       const admission = admitted(request);
       const { entry } = admission;
       const upstream = entry.route.upstream.url;
       const rewrite = listRewrite(request.method, admission);
       const forwardsBody = request.method === 'POST';
       const maxStreams = options.current(request).config.limits.maxStreamsPerPrincipal;
-      const releaseStreamSlot = takeStreamSlot(request, reply, admission, options.streams, maxStreams);
-
-      // A client that goes away before the answer is complete aborts the upstream request, even before headers
-      // (checklist I6), and so does an answer the gateway gave itself meanwhile (503 at the shutdown deadline).
-      // undici also takes an EventEmitter as its signal: cheaper per request than AbortController.
-      const upstreamAbort = new EventEmitter();
-      let clientGone = false;
-      let upstreamAnswered = false;
-      reply.raw.once('close', () => {
-        if (reply.raw.writableFinished && upstreamAnswered) return;
-        clientGone = !reply.raw.writableFinished;
-        upstreamAbort.emit('abort');
-      });
+      const exchange = new UpstreamExchange(reply.raw, takeStreamSlot(request, admission, options.streamCap, maxStreams));
 
       const startedAt = performance.now();
       let response: UpstreamResponse;
@@ -268,17 +295,17 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
           method: request.method,
           headers: outgoingHeaders(request, admission, forwardsBody, rewrite !== undefined),
           body: forwardsBody ? (request.body as Buffer | undefined) : null,
-          signal: upstreamAbort,
+          signal: exchange,
         });
       } catch (error) {
-        if (clientGone || reply.sent) return reply;
+        if (exchange.clientGone || reply.sent) return reply;
         const code = classifyUpstreamFailure(error);
         options.onUpstreamResult?.(request, code === 'upstream_timeout' ? 'timeout' : 'unreachable', performance.now() - startedAt);
         options.sendError(request, reply, new GatewayError(code, { reason: 'upstream_request_failed', cause: error }));
         return reply;
       }
 
-      upstreamAnswered = true;
+      exchange.upstreamAnswered = true;
       options.onUpstreamResult?.(request, response.statusCode, performance.now() - startedAt);
       if (reply.sent) {
         discard(response.body);
@@ -294,11 +321,11 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
         return reply;
       }
       try {
-        if (!isEventStream(response.headers['content-type'])) releaseStreamSlot?.();
-        await relay(request, reply, admission, response, rewrite);
+        if (!isEventStream(response.headers['content-type'])) exchange.releaseStreamSlot?.();
+        await relay(request, reply, admission, response, rewrite, options.eventStreams);
       } catch (error) {
         discard(response.body);
-        if (!reply.sent && !clientGone) {
+        if (!reply.sent && !exchange.clientGone) {
           const refusal = isGatewayError(error) ? error : new GatewayError('upstream_unreachable', { reason: 'relay_failed', cause: error });
           options.sendError(request, reply, refusal);
         }
