@@ -26,18 +26,28 @@ describe('compatibility matrix', () => {
     expect(renderCompatibility([row('a')])).toBe(renderCompatibility([row('a')]));
   });
 
-  it('a cell that passed and no longer passes is a regression; fail → pass and n.a. → fail are not', () => {
+  it('a cell that passed and no longer passes is a regression; fail → pass and n.a. → pass are not', () => {
     const previous = parseCompatibility(renderCompatibility([row('a', { 'step-up': notApplicable() }), row('b', { sse: fail() })]));
-    expect(regressions(previous, [row('a', { 'step-up': fail() }), row('b')])).toEqual([]);
+    expect(regressions(previous, [row('a'), row('b')])).toEqual([]);
     expect(regressions(previous, [row('a', { token: fail('no token') }), row('b', { session: notApplicable() })])).toEqual([
       'a: token passed before, now fail (no token)',
       'b: session passed before, now n.a.',
     ]);
   });
 
-  it('a client that disappeared from the run loses every cell it passed', () => {
+  it('an n.a. cell that fails is a regression: the upfront_scopes rows are proven by their n.a. step-up (issue 12 gap 2)', () => {
+    const upfront = (stepUp: Cell) => [row('sdk, upfront_scopes route', { 'step-up': stepUp })];
+    const previous = parseCompatibility(renderCompatibility(upfront(notApplicable('scope held from the start'))));
+    expect(regressions(previous, upfront(fail('did not authorize again for the challenged scope')))).toEqual([
+      'sdk, upfront_scopes route: step-up was n.a. before, now fail (did not authorize again for the challenged scope)',
+    ]);
+  });
+
+  it('a client that disappeared from the run loses every cell it passed or that did not apply', () => {
     const previous = parseCompatibility(renderCompatibility([row('gone', { sse: fail() })]));
     expect(regressions(previous, [])).toHaveLength(COLUMNS.length - 1);
+    const withNotApplicable = parseCompatibility(renderCompatibility([row('gone', { sse: fail(), session: notApplicable() })]));
+    expect(regressions(withNotApplicable, [])).toContain('gone: session was n.a. before, now missing');
   });
 
   it('an empty or missing baseline has nothing to lose', () => {

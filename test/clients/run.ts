@@ -2,7 +2,7 @@
  * `npm run test:clients`: the compatibility matrix from real third-party MCP clients. Starts the demo stack on
  * free loopback ports, drives each client headless (Chromium from Debian for the web UIs), judges each cell from
  * what the gateway and the authorization server saw plus what the client showed, writes docs/compatibility.md,
- * and exits non-zero when a cell that passes in the committed docs/compatibility.md does not pass any more.
+ * and exits non-zero when a cell of the committed docs/compatibility.md got worse (pass → not pass, n.a. → fail).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
