@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COLUMNS, fail, notApplicable, parseCompatibility, pass, regressions, renderCompatibility, type Cell, type Column, type Row } from './matrix.js';
+import { COLUMNS, fail, notApplicable, parseCompatibility, pass, regressions, renderCompatibility, unfinishedRow, type Cell, type Column, type Row } from './matrix.js';
 
 function row(client: string, overrides: Partial<Record<Column, Cell>> = {}, notes = ''): Row {
   const cells = Object.fromEntries(COLUMNS.map((column) => [column, pass()])) as Record<Column, Cell>;
@@ -48,6 +48,14 @@ describe('compatibility matrix', () => {
     expect(regressions(previous, [])).toHaveLength(COLUMNS.length - 1);
     const withNotApplicable = parseCompatibility(renderCompatibility([row('gone', { sse: fail(), session: notApplicable() })]));
     expect(regressions(withNotApplicable, [])).toContain('gone: session was n.a. before, now missing');
+  });
+
+  it('a client the run deadline stopped fails every cell, so each one it passed or that did not apply regresses', () => {
+    const previous = parseCompatibility(renderCompatibility([row('slow', { 'step-up': notApplicable(), sse: fail() })]));
+    const stopped = unfinishedRow('slow', '1.2.3', 'did not finish within the run’s 300 s');
+    expect(COLUMNS.map((column) => stopped.cells[column].verdict)).toEqual(COLUMNS.map(() => 'fail'));
+    expect(regressions(previous, [stopped])).toHaveLength(COLUMNS.length - 1);
+    expect(renderCompatibility([stopped])).toContain('- **slow**: did not finish within the run’s 300 s');
   });
 
   it('an empty or missing baseline has nothing to lose', () => {

@@ -35,6 +35,12 @@ export const pass = (detail?: string): Cell => (detail === undefined ? { verdict
 export const fail = (detail?: string): Cell => (detail === undefined ? { verdict: 'fail' } : { verdict: 'fail', detail });
 export const notApplicable = (detail?: string): Cell => (detail === undefined ? { verdict: 'n.a.' } : { verdict: 'n.a.', detail });
 
+/** The row of a client the run's deadline stopped or never started: nothing it did counts. */
+export function unfinishedRow(client: string, version: string, note: string): Row {
+  const cells = Object.fromEntries(COLUMNS.map((column) => [column, fail()])) as Record<Column, Cell>;
+  return { client, version, cells, notes: note };
+}
+
 function cellText(cell: Cell): string {
   return cell.detail === undefined ? cell.verdict : `${cell.verdict} (${cell.detail})`;
 }
