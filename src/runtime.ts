@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { challengeScopes } from './auth/challenge.js';
 import type { TokenVerifier } from './auth/types.js';
 import type { CacheStore } from './cache/store.js';
 import type { CompiledConfig, CompiledRoute } from './config/types.js';
@@ -19,10 +20,7 @@ export interface RouteRuntime {
   readonly sessions: SessionBindings;
   /** Absent when the route has no `rate_limit`. */
   readonly rateLimiter: RateLimiter | undefined;
-  /**
-   * Scopes advertised in a 401 challenge: with `policy.upfront_scopes` every scope an operation can require, else
-   * what any request on this route needs, else what the route offers.
-   */
+  /** Scopes advertised in a 401 challenge (`challengeScopes` in src/auth/challenge.ts). */
   readonly challengeScopes: readonly string[];
 }
 
@@ -68,7 +66,7 @@ export function createRuntime(config: CompiledConfig, verifierFor: VerifierFacto
       identity: identity && signingKey && createIdentityAsserter(identity, { issuer, key: signingKey, now: services.now }),
       sessions: createSessionBindings(route.name, route.sessions, services),
       rateLimiter: route.rateLimit && createRateLimiter(route.name, route.rateLimit, services),
-      challengeScopes: route.policy.upfrontScopes ?? (route.policy.scopes.length > 0 ? route.policy.scopes : route.scopesSupported),
+      challengeScopes: challengeScopes(route),
     });
   }
   return { config, routes, signingKey, consent };

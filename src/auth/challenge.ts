@@ -1,3 +1,5 @@
+import type { CompiledRoute } from '../config/types.js';
+
 export type ChallengeError = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
 
 export interface ChallengeInput {
@@ -5,6 +7,15 @@ export interface ChallengeInput {
   /** Absolute URL of the route's protected resource metadata (RFC 9728 §5.1). */
   readonly resourceMetadataUrl: string;
   readonly scopes?: readonly string[];
+}
+
+/**
+ * The scopes a route's 401 challenge names: with `policy.upfront_scopes` every scope an operation can require, else
+ * what any request on the route needs; when that is none, what the route offers (`scopes_supported`), in either mode.
+ */
+export function challengeScopes(route: CompiledRoute): readonly string[] {
+  const needed = route.policy.upfrontScopes ?? route.policy.scopes;
+  return needed.length > 0 ? needed : route.scopesSupported;
 }
 
 /** Fixed per error: a challenge never echoes anything the client sent (checklist E2). */

@@ -35,7 +35,7 @@ const DESCRIPTIONS = {
   upstream_credentials_failed: 'Gateway could not obtain credentials for the upstream MCP server',
   invalid_session_id: 'Invalid Mcp-Session-Id header',
   session_not_found: 'Session not found',
-  header_mismatch: 'Mcp-Method or Mcp-Name header does not match the request body',
+  header_mismatch: 'Mcp-Method, Mcp-Name, Mcp-Param-* or MCP-Protocol-Version header missing, invalid or not matching the request body',
   rate_limited: 'Rate limit exceeded; retry later',
   too_many_streams: 'Too many open streams; close one or retry later',
   draining: 'Gateway is shutting down; retry on another instance',

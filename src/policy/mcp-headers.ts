@@ -15,7 +15,11 @@ export type HeaderMismatchReason =
   | 'mcp_name_missing'
   | 'mcp_name_differs'
   | 'protocol_version_differs'
-  | 'mcp_param_invalid';
+  | 'mcp_param_invalid'
+  | 'mcp_param_twins';
+
+/** `Mcp-Param-<name>`, lower case: the prefix of the headers that mirror a tool's arguments. */
+export const MCP_PARAM_PREFIX = 'mcp-param-';
 
 /** The first revision whose requests must carry the mirrored headers. */
 export const MIRRORED_HEADERS_SINCE = '2026-07-28';
@@ -74,21 +78,32 @@ function isRequest(message: JsonRpcMessageFacts): boolean {
   return message.method !== undefined && message.id !== undefined;
 }
 
-/** Every `Mcp-Param-*` value must be a valid field value, and a sentinel one must decode. */
-function paramsValid(headers: RequestHeaders): boolean {
+/**
+ * Every `Mcp-Param-*` value must be a valid field value, and a sentinel one must decode. Names keep the parameter's
+ * `_` (the proxy forwards them), so two names that differ only in `_` against `-` (`Mcp-Param-tenant_id`,
+ * `Mcp-Param-tenant-id`) are refused: CGI/WSGI-style servers fold them into one variable, and which value wins
+ * would be theirs to pick.
+ */
+function paramsProblem(headers: RequestHeaders): HeaderMismatchReason | undefined {
+  const folded = new Set<string>();
   for (const name of Object.keys(headers)) {
     const value = headers[name];
-    if (name.startsWith('mcp-param-') && value !== undefined && decodeMcpHeaderValue(value) === undefined) return false;
+    if (!name.startsWith(MCP_PARAM_PREFIX) || value === undefined) continue;
+    if (decodeMcpHeaderValue(value) === undefined) return 'mcp_param_invalid';
+    const key = name.replaceAll('_', '-');
+    if (folded.has(key)) return 'mcp_param_twins';
+    folded.add(key);
   }
-  return true;
+  return undefined;
 }
 
 /**
  * Why the mirrored headers of a POST are refused, or `undefined` when they hold (MCP 2026-07-28 Server
  * Validation). Present headers must equal the body, whatever revision the request declares: `Mcp-Method` the
  * body's method, `Mcp-Name` (for tools/call, resources/read, prompts/get only) its name or URI, after decoding the
- * base64 sentinel; `Mcp-Param-*` values must be valid (their match with the tool's arguments needs the tool's
- * schema: the upstream checks it); a `_meta` protocol version in the body must equal `MCP-Protocol-Version`.
+ * base64 sentinel; `Mcp-Param-*` values must be valid and no two of their names fold into one (their match with
+ * the tool's arguments needs the tool's schema: the upstream checks it); a `_meta` protocol version in the body
+ * must equal `MCP-Protocol-Version`.
  * Requests declaring 2026-07-28 or later must also carry `Mcp-Method` (requests) and `Mcp-Name` (those three
  * methods).
  */
@@ -113,5 +128,5 @@ export function mirroredHeadersProblem(headers: RequestHeaders, message: JsonRpc
   if (message.protocolVersion !== undefined && message.protocolVersion !== headers['mcp-protocol-version']) {
     return 'protocol_version_differs';
   }
-  return paramsValid(headers) ? undefined : 'mcp_param_invalid';
+  return paramsProblem(headers);
 }

@@ -1,3 +1,5 @@
+import { MCP_PARAM_PREFIX } from '../policy/mcp-headers.js';
+
 export type IncomingHeaders = Readonly<Record<string, string | string[] | undefined>>;
 export type OutgoingHeaders = Record<string, string | string[]>;
 
@@ -86,9 +88,12 @@ function filterHeaders(headers: IncomingHeaders, kept: (name: string) => boolean
 /**
  * The allowlist. A name containing `_` is never forwarded, even when configured: nginx ignores such names by
  * default and CGI/WSGI-style servers read `mcp_session_id` and `mcp-session-id` as one variable, so an underscore
- * twin could smuggle a value past every check here.
+ * twin could smuggle a value past every check here. `Mcp-Param-*` names are the exception: they spell a tool's
+ * parameter names (`Mcp-Param-tenant_id`), and the decision refuses a POST carrying two of them that fold into
+ * one (src/policy/mcp-headers.ts).
  */
 function forwardedRequestHeader(name: string, extra: ReadonlySet<string>): boolean {
+  if (name.startsWith(MCP_PARAM_PREFIX)) return true;
   if (name.includes('_')) return false;
   return FORWARDED_REQUEST_SET.has(name) || hasPrefix(name, FORWARDED_REQUEST_HEADER_PREFIXES) || extra.has(name);
 }

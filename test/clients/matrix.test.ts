@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COLUMNS, fail, notApplicable, parseCompatibility, pass, regressions, renderCompatibility, type Cell, type Column, type Row } from './matrix.js';
+import { COLUMNS, fail, notApplicable, parseCompatibility, pass, regressions, renderCompatibility, unfinishedRow, type Cell, type Column, type Row } from './matrix.js';
 
 function row(client: string, overrides: Partial<Record<Column, Cell>> = {}, notes = ''): Row {
   const cells = Object.fromEntries(COLUMNS.map((column) => [column, pass()])) as Record<Column, Cell>;
@@ -26,18 +26,36 @@ describe('compatibility matrix', () => {
     expect(renderCompatibility([row('a')])).toBe(renderCompatibility([row('a')]));
   });
 
-  it('a cell that passed and no longer passes is a regression; fail → pass and n.a. → fail are not', () => {
+  it('a cell that passed and no longer passes is a regression; fail → pass and n.a. → pass are not', () => {
     const previous = parseCompatibility(renderCompatibility([row('a', { 'step-up': notApplicable() }), row('b', { sse: fail() })]));
-    expect(regressions(previous, [row('a', { 'step-up': fail() }), row('b')])).toEqual([]);
+    expect(regressions(previous, [row('a'), row('b')])).toEqual([]);
     expect(regressions(previous, [row('a', { token: fail('no token') }), row('b', { session: notApplicable() })])).toEqual([
       'a: token passed before, now fail (no token)',
       'b: session passed before, now n.a.',
     ]);
   });
 
-  it('a client that disappeared from the run loses every cell it passed', () => {
+  it('an n.a. cell that fails is a regression: the upfront_scopes rows are proven by their n.a. step-up (issue 12 gap 2)', () => {
+    const upfront = (stepUp: Cell) => [row('sdk, upfront_scopes route', { 'step-up': stepUp })];
+    const previous = parseCompatibility(renderCompatibility(upfront(notApplicable('scope held from the start'))));
+    expect(regressions(previous, upfront(fail('did not authorize again for the challenged scope')))).toEqual([
+      'sdk, upfront_scopes route: step-up was n.a. before, now fail (did not authorize again for the challenged scope)',
+    ]);
+  });
+
+  it('a client that disappeared from the run loses every cell it passed or that did not apply', () => {
     const previous = parseCompatibility(renderCompatibility([row('gone', { sse: fail() })]));
     expect(regressions(previous, [])).toHaveLength(COLUMNS.length - 1);
+    const withNotApplicable = parseCompatibility(renderCompatibility([row('gone', { sse: fail(), session: notApplicable() })]));
+    expect(regressions(withNotApplicable, [])).toContain('gone: session was n.a. before, now missing');
+  });
+
+  it('a client the run deadline stopped fails every cell, so each one it passed or that did not apply regresses', () => {
+    const previous = parseCompatibility(renderCompatibility([row('slow', { 'step-up': notApplicable(), sse: fail() })]));
+    const stopped = unfinishedRow('slow', '1.2.3', 'did not finish within the run’s 300 s');
+    expect(COLUMNS.map((column) => stopped.cells[column].verdict)).toEqual(COLUMNS.map(() => 'fail'));
+    expect(regressions(previous, [stopped])).toHaveLength(COLUMNS.length - 1);
+    expect(renderCompatibility([stopped])).toContain('- **slow**: did not finish within the run’s 300 s');
   });
 
   it('an empty or missing baseline has nothing to lose', () => {

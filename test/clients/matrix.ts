@@ -35,6 +35,12 @@ export const pass = (detail?: string): Cell => (detail === undefined ? { verdict
 export const fail = (detail?: string): Cell => (detail === undefined ? { verdict: 'fail' } : { verdict: 'fail', detail });
 export const notApplicable = (detail?: string): Cell => (detail === undefined ? { verdict: 'n.a.' } : { verdict: 'n.a.', detail });
 
+/** The row of a client the run's deadline stopped or never started: nothing it did counts. */
+export function unfinishedRow(client: string, version: string, note: string): Row {
+  const cells = Object.fromEntries(COLUMNS.map((column) => [column, fail()])) as Record<Column, Cell>;
+  return { client, version, cells, notes: note };
+}
+
 function cellText(cell: Cell): string {
   return cell.detail === undefined ? cell.verdict : `${cell.verdict} (${cell.detail})`;
 }
@@ -58,8 +64,8 @@ cell says what the gateway and the authorization server saw the client do, and w
 - **SSE**: an answer streamed as server-sent events reached the client. **Session**: the client kept the
   \`Mcp-Session-Id\` it was given.
 
-The run fails when a cell that passes here stops passing. Do not edit by hand: run \`npm run test:clients\` and
-commit the result.
+The run fails when a cell that passes here stops passing, or one that is n.a. here fails. Do not edit by hand:
+run \`npm run test:clients\` and commit the result.
 `;
 
 /** docs/compatibility.md for these rows. Deterministic: the same results give the same bytes. */
@@ -98,16 +104,22 @@ export function parseCompatibility(markdown: string): Map<string, Map<Column, Ve
   return result;
 }
 
-/** Every cell that passed in `previous` and does not pass now (a client that vanished counts too). */
+/** Worse is lower. n.a. ranks above fail: an upfront_scopes row's proof is its n.a. step-up ("scope held from the start"). */
+const RANK: Readonly<Record<Verdict, number>> = { pass: 2, 'n.a.': 1, fail: 0 };
+
+/**
+ * Every cell that is worse now than in `previous`: a pass that no longer passes, an n.a. that fails (a client that
+ * vanished counts as failing every cell).
+ */
 export function regressions(previous: ReadonlyMap<string, ReadonlyMap<Column, Verdict>>, rows: readonly Row[]): string[] {
   const current = new Map(rows.map((row) => [row.client, row]));
   const found: string[] = [];
   for (const [client, verdicts] of previous) {
     for (const [column, verdict] of verdicts) {
-      if (verdict !== 'pass') continue;
       const now = current.get(client)?.cells[column];
-      if (now?.verdict === 'pass') continue;
-      found.push(`${client}: ${column} passed before, now ${now === undefined ? 'missing' : cellText(now)}`);
+      if (RANK[now?.verdict ?? 'fail'] >= RANK[verdict]) continue;
+      const before = verdict === 'pass' ? 'passed' : `was ${verdict}`;
+      found.push(`${client}: ${column} ${before} before, now ${now === undefined ? 'missing' : cellText(now)}`);
     }
   }
   return found;

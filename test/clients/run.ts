@@ -2,7 +2,7 @@
  * `npm run test:clients`: the compatibility matrix from real third-party MCP clients. Starts the demo stack on
  * free loopback ports, drives each client headless (Chromium from Debian for the web UIs), judges each cell from
  * what the gateway and the authorization server saw plus what the client showed, writes docs/compatibility.md,
- * and exits non-zero when a cell that passes in the committed docs/compatibility.md does not pass any more.
+ * and exits non-zero when a cell of the committed docs/compatibility.md got worse (pass → not pass, n.a. → fail).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { freeDemoPorts, startDemoStack } from '../../examples/demo/stack.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { launchChromium, type Pages } from './browser.js';
+import { clientBudget } from './budget.js';
 import { REPO_ROOT, type ClientDriver, type DriverOutcome, type MatrixContext } from './context.js';
 import { browserPage } from './drivers/browser-page.js';
 import { inspectorCli } from './drivers/inspector-cli.js';
@@ -20,12 +21,17 @@ import { inspectorWeb } from './drivers/inspector-web.js';
 import { mcpRemote } from './drivers/mcp-remote.js';
 import { sdkWithoutRefreshTokens, sdkWithRefreshTokens, sdkWithRefreshTokensUpfront } from './drivers/sdk.js';
 import { judge, type AuditLine } from './evidence.js';
-import { parseCompatibility, regressions, renderCompatibility, type Row } from './matrix.js';
+import { parseCompatibility, regressions, renderCompatibility, unfinishedRow, type Row } from './matrix.js';
 import { observeHttp } from './observer.js';
 import { stopAll } from './processes.js';
 
-/** The whole run, however the clients behave: past this, everything is stopped and the run fails. */
+/**
+ * The whole run, however the clients behave (their own timeouts add up to more): past it, the client running is
+ * stopped, it and every client after it are marked fail, the matrix is still written, and the run fails.
+ */
 const RUN_TIMEOUT_MS = 5 * 60 * 1000;
+/** Stopping the stack and Chromium after that; a run not over by then hangs outside the clients and exits without a matrix. */
+const TEARDOWN_GRACE_MS = 60 * 1000;
 const MATRIX_FILE = 'docs/compatibility.md';
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -58,10 +64,12 @@ function baseline(): string {
   }
 }
 
+class TimedOut extends Error {}
+
 function withTimeout<T>(work: Promise<T>, timeoutMs: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not finish within ${timeoutMs / 1000} s`)), timeoutMs);
+    timer = setTimeout(() => reject(new TimedOut(`${what} did not finish within ${timeoutMs / 1000} s`)), timeoutMs);
   });
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
@@ -87,6 +95,10 @@ async function main(): Promise<number> {
   const stack = await startDemoStack({ ports, logger });
   let pages: Pages | undefined;
   const rows: Row[] = [];
+  /** Clients the run's deadline stopped or never started. */
+  const unfinished: string[] = [];
+  const unfinishedNote = `did not finish within the run's ${RUN_TIMEOUT_MS / 1000} s`;
+  const deadline = started + RUN_TIMEOUT_MS;
   try {
     pages = await launchChromium();
     const browser = pages;
@@ -98,12 +110,23 @@ async function main(): Promise<number> {
       chromium: `Chromium ${browser.version.split('.', 1)[0] ?? ''}`,
     };
     process.stdout.write(`clients against ${stack.gatewayUrl} (demo stack), logs in ${runDir}\n`);
+    const markUnfinished = (driver: ClientDriver): void => {
+      unfinished.push(driver.client);
+      rows.push(unfinishedRow(driver.client, driver.version(context), unfinishedNote));
+    };
     for (const driver of DRIVERS) {
       const [exchangesBefore, logBefore, clientStarted] = [observer.exchanges().length, logLines.length, Date.now()];
+      const budget = clientBudget(driver.timeoutMs, deadline, clientStarted);
+      if (budget.ms === 0) {
+        markUnfinished(driver);
+        continue;
+      }
       let outcome: DriverOutcome;
+      let stoppedByRun = false;
       try {
-        outcome = await withTimeout(driver.run(context), driver.timeoutMs, driver.client);
+        outcome = await withTimeout(driver.run(context), budget.ms, driver.client);
       } catch (error) {
+        stoppedByRun = error instanceof TimedOut && budget.cutByRun;
         // The first line: Playwright appends its call log.
         const reason = (error instanceof Error ? error.message : String(error)).split('\n', 1)[0];
         outcome = { results: { added: false, multiplied: false }, notes: [`run failed: ${reason}`] };
@@ -118,8 +141,8 @@ async function main(): Promise<number> {
       };
       // What each cell was judged on, for reading after a surprising result (no codes or tokens: see observer.ts).
       writeFileSync(join(runDir, `${driver.client.replace(/\W+/g, '-')}.evidence.json`), JSON.stringify(evidence, null, 1));
-      const cells = judge(evidence);
-      rows.push({ client: driver.client, version: driver.version(context), cells, notes: (outcome.notes ?? []).join('; ') });
+      if (stoppedByRun) markUnfinished(driver);
+      else rows.push({ client: driver.client, version: driver.version(context), cells: judge(evidence), notes: (outcome.notes ?? []).join('; ') });
       process.stdout.write(`  ${driver.client}: ${((Date.now() - clientStarted) / 1000).toFixed(1)} s\n`);
     }
   } finally {
@@ -131,18 +154,19 @@ async function main(): Promise<number> {
 
   const markdown = renderCompatibility(rows);
   process.stdout.write(`\n${markdown.slice(markdown.indexOf('| Client |'))}\n`);
-  if (only !== undefined) return 0;
+  for (const client of unfinished) process.stdout.write(`UNFINISHED ${client}: ${unfinishedNote}\n`);
+  if (only !== undefined) return unfinished.length === 0 ? 0 : 1;
   const lost = regressions(parseCompatibility(baseline()), rows);
   writeFileSync(join(REPO_ROOT, MATRIX_FILE), markdown);
   process.stdout.write(`${MATRIX_FILE} written; ${((Date.now() - started) / 1000).toFixed(1)} s in all\n`);
   for (const line of lost) process.stdout.write(`REGRESSION ${line}\n`);
-  return lost.length === 0 ? 0 : 1;
+  return lost.length === 0 && unfinished.length === 0 ? 0 : 1;
 }
 
 const watchdog = setTimeout(() => {
-  process.stderr.write(`test:clients: no end after ${RUN_TIMEOUT_MS / 1000} s, stopping every client\n`);
+  process.stderr.write(`test:clients: no end after ${(RUN_TIMEOUT_MS + TEARDOWN_GRACE_MS) / 1000} s, stopping every client\n`);
   void stopAll().finally(() => process.exit(1));
-}, RUN_TIMEOUT_MS);
+}, RUN_TIMEOUT_MS + TEARDOWN_GRACE_MS);
 watchdog.unref();
 
 main().then(

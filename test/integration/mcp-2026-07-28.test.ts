@@ -93,6 +93,16 @@ describe('MCP 2026-07-28 mirrored headers at the gateway', () => {
     await expectHeaderMismatch(await post(body('tools/call', { name: 'add' }), { ...headers, 'mcp-param-region': '=?base64?not base64?=' }));
   });
 
+  it('Mcp-Param-tenant_id reaches the upstream; twins refused', async () => {
+    const headers = { ...v, 'mcp-method': 'tools/call', 'mcp-name': 'add' };
+    const payload = body('tools/call', { name: 'add', arguments: { tenant_id: 'acme' } });
+    const response = await post(payload, { ...headers, 'mcp-param-tenant_id': 'acme' });
+    expect(response.status).toBe(200);
+    expect(stack.upstream.requests[0]?.headers['mcp-param-tenant_id']).toBe('acme');
+    stack.upstream.requests.length = 0;
+    await expectHeaderMismatch(await post(payload, { ...headers, 'mcp-param-tenant_id': 'acme', 'mcp-param-tenant-id': 'other' }));
+  });
+
   it('requests declaring 2025-11-25 (or nothing) keep working without the mirrored headers', async () => {
     expect((await post(body('tools/call', { name: 'add' }, null), { 'mcp-protocol-version': '2025-11-25' })).status).toBe(200);
     expect((await post(body('tools/call', { name: 'add' }, null), {})).status).toBe(200);

@@ -214,7 +214,7 @@ describe('MCP 2026-07-28 Mcp-Method / Mcp-Name headers', () => {
     expect(await response.json()).toEqual({
       jsonrpc: '2.0',
       id: 5,
-      error: { code: -32020, message: 'Mcp-Method or Mcp-Name header does not match the request body' },
+      error: { code: -32020, message: 'Mcp-Method, Mcp-Name, Mcp-Param-* or MCP-Protocol-Version header missing, invalid or not matching the request body' },
     });
     expect(upstream.requests).toHaveLength(0);
   });

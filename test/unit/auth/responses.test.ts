@@ -64,6 +64,18 @@ describe('errorResponse: JSON-RPC error codes', () => {
   });
 });
 
+describe('errorResponse: header_mismatch', () => {
+  it('names every mirrored header the refusal covers (issue 12 gap 5), whatever the reason, echoing nothing', () => {
+    const messages = ['mcp_name_differs', 'mcp_param_twins', 'protocol_version_differs'].map((reason) => {
+      const { body } = errorResponse(new GatewayError('header_mismatch', { reason }), CHALLENGE, 7);
+      return (JSON.parse(body) as { error: { message: string } }).error.message;
+    });
+    expect(new Set(messages).size).toBe(1);
+    for (const header of ['Mcp-Method', 'Mcp-Name', 'Mcp-Param-*', 'MCP-Protocol-Version']) expect(messages[0]).toContain(header);
+    expect(messages[0]).not.toMatch(/mcp_|twins|differs/);
+  });
+});
+
 describe('errorResponse: URL elicitation of a consent link (user_oauth)', () => {
   const link = { url: 'https://gw.example/consent/connect?link=abc', elicitationId: 'e-1' };
   const elicitation = (answer: UrlElicitation['answer'], withLink = true): GatewayError =>

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { challengeScopes } from '../../../src/auth/challenge.js';
 import { broadestScopes, impliedScopes } from '../../../src/config/compile.js';
 import { protectedResourceMetadata } from '../../../src/metadata/document.js';
 import { compiled, configWith, parseObject } from './fixtures.js';
@@ -38,6 +39,19 @@ describe('policy.upfront_scopes', () => {
     const document = protectedResourceMetadata(route({ ...POLICY, 'routes.0.policy.upfront_scopes': true }));
     expect(document.scopes_supported).toEqual(['mcp:tools', 'calc:read', 'calc:admin', 'ledger:read']);
     expect(protectedResourceMetadata(route(POLICY)).scopes_supported).toEqual(['mcp:tools', 'calc:read']);
+  });
+
+  it.each<[string, Record<string, unknown>, string[]]>([
+    ['upfront: every scope an operation can require', { ...POLICY, 'routes.0.policy.upfront_scopes': true }, ['mcp:tools', 'calc:admin', 'ledger:read']],
+    ['default: the route scopes', POLICY, ['mcp:tools']],
+    ['default, no route scopes: scopes_supported', { 'routes.0.scopes_supported': ['mcp:tools'], 'routes.0.policy.scopes': [] }, ['mcp:tools']],
+    [
+      'upfront with no scope configured anywhere on the route: scopes_supported, like the default (issue 12 gap 7)',
+      { 'routes.0.scopes_supported': ['mcp:tools'], 'routes.0.policy.scopes': [], 'routes.0.policy.upfront_scopes': true },
+      ['mcp:tools'],
+    ],
+  ])('the 401 challenge names %s', (_title, edits, expected) => {
+    expect(challengeScopes(route(edits))).toEqual(expected);
   });
 });
 

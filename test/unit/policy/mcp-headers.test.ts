@@ -52,6 +52,10 @@ describe('mirroredHeadersProblem: present headers must equal the body (any revis
     ['an Mcp-Param value with a control character', call, { 'mcp-param-region': 'us\u0001west' }, 'mcp_param_invalid'],
     ['an Mcp-Param value with non-ASCII bytes', call, { 'mcp-param-region': 'r\u00e9gion' }, 'mcp_param_invalid'],
     ['an undecodable Mcp-Param sentinel', call, { 'mcp-param-region': '=?base64?%%?=' }, 'mcp_param_invalid'],
+    ['an Mcp-Param name with an underscore (a parameter named tenant_id)', call, { 'mcp-param-tenant_id': 'acme' }, undefined],
+    ['Mcp-Param twins: tenant_id and tenant-id fold into one CGI variable', call, { 'mcp-param-tenant_id': 'acme', 'mcp-param-tenant-id': 'evil' }, 'mcp_param_twins'],
+    ['Mcp-Param twins with underscores in other places', call, { 'mcp-param-a_b-c': '1', 'mcp-param-a-b_c': '2' }, 'mcp_param_twins'],
+    ['Mcp-Param names that stay apart after folding', call, { 'mcp-param-tenant_id': 'acme', 'mcp-param-tenantid': 'x', 'mcp-param-tenant-ids': 'y' }, undefined],
     ['a body protocol version under another header (downgrade)', facts({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } }), { 'mcp-protocol-version': '2025-11-25' }, 'protocol_version_differs'],
     ['a body protocol version without the header', facts({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } }), {}, 'protocol_version_differs'],
   ])('%s → %s', (_title, message, headers, expected) => {

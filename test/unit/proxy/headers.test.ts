@@ -78,6 +78,11 @@ describe('upstreamRequestHeaders', () => {
     expect(headers).toEqual({ 'mcp-session-id': 'mine' });
   });
 
+  it('forwards Mcp-Param-* names with an underscore: they spell a parameter name (issue 12 gap 1)', () => {
+    const headers = upstreamRequestHeaders({ 'mcp-param-tenant_id': 'acme', 'mcp-param-region': 'eu', mcp_param_x: '1', 'mcp-session_id': 's' }, {});
+    expect(headers).toEqual({ 'mcp-param-tenant_id': 'acme', 'mcp-param-region': 'eu' });
+  });
+
   it('K6 forwards the MCP, content-negotiation and trace headers unchanged', () => {
     const client: IncomingHttpHeaders = {
       accept: 'application/json, text/event-stream',
