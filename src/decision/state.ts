@@ -10,7 +10,7 @@ export interface DecisionState {
   /** The route, once the path matched one. */
   entry: RouteRuntime | undefined;
   /** The largest body this request may have (the pinned config's `limits.max_body_bytes`). */
-  maxBodyBytes: number;
+  readonly maxBodyBytes: number;
   /** Headers every answer to this request carries (CORS), once the Origin was allowed. */
   responseHeaders: Readonly<Record<string, string>>;
   /** The caller, once a token was accepted. */
@@ -32,32 +32,47 @@ const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 /** `responseHeaders` until CORS added some: a front door can skip setting none. */
 export const NO_RESPONSE_HEADERS = NO_HEADERS;
 
-export function createDecisionState(maxBodyBytes: number): DecisionState {
-  return {
-    entry: undefined,
-    maxBodyBytes,
-    responseHeaders: NO_HEADERS,
-    auth: undefined,
-    scopes: NO_SCOPES,
-    sessionId: undefined,
-    message: undefined,
-    jsonRpcId: null,
-    upstreamHeaders: NO_HEADERS,
-  };
+/**
+ * The state, plus the caller's raw token for the one step that needs it (RFC 8693 subject_token) in a private
+ * field: no serialisation or inspection of the state can print it.
+ */
+class DecisionRecord implements DecisionState {
+  entry: RouteRuntime | undefined = undefined;
+  responseHeaders: Readonly<Record<string, string>> = NO_HEADERS;
+  auth: AuthContext | undefined = undefined;
+  scopes: ReadonlySet<string> = NO_SCOPES;
+  sessionId: string | undefined = undefined;
+  message: JsonRpcMessageFacts | undefined = undefined;
+  jsonRpcId: JsonRpcId = null;
+  upstreamHeaders: Readonly<Record<string, string>> = NO_HEADERS;
+  #callerToken: string | undefined;
+
+  constructor(readonly maxBodyBytes: number) {}
+
+  static keepCallerToken(state: DecisionState, token: string): void {
+    recordOf(state).#callerToken = token;
+  }
+
+  static callerToken(state: DecisionState): string {
+    const token = recordOf(state).#callerToken;
+    if (token === undefined) throw new Error('the caller token was not kept: authentication did not run');
+    return token;
+  }
 }
 
-/**
- * The caller's raw token, kept for the one step that needs it (RFC 8693 subject_token) outside the state, so no
- * serialisation of the state can ever print it.
- */
-const callerTokens = new WeakMap<DecisionState, string>();
+function recordOf(state: DecisionState): DecisionRecord {
+  if (!(state instanceof DecisionRecord)) throw new Error('decision state not made by createDecisionState');
+  return state;
+}
+
+export function createDecisionState(maxBodyBytes: number): DecisionState {
+  return new DecisionRecord(maxBodyBytes);
+}
 
 export function keepCallerToken(state: DecisionState, token: string): void {
-  callerTokens.set(state, token);
+  DecisionRecord.keepCallerToken(state, token);
 }
 
 export function callerToken(state: DecisionState): string {
-  const token = callerTokens.get(state);
-  if (token === undefined) throw new Error('the caller token was not kept: authentication did not run');
-  return token;
+  return DecisionRecord.callerToken(state);
 }

@@ -60,11 +60,21 @@ function hasPrefix(name: string, prefixes: readonly string[]): boolean {
 
 const NO_CONNECTION_OPTIONS: ReadonlySet<string> = new Set();
 
+/** `Connection` values seen, parsed: clients and upstreams send the same one or two (`keep-alive`) every time. */
+const parsedConnectionValues = new Map<string, ReadonlySet<string>>();
+const MAX_REMEMBERED_CONNECTION_VALUES = 64;
+
 /** Header names the sender listed in `Connection`, which a proxy must not forward (RFC 9110 §7.6.1). */
 function connectionOptions(value: string | string[] | undefined): ReadonlySet<string> {
   if (value === undefined) return NO_CONNECTION_OPTIONS;
   const list = Array.isArray(value) ? value.join(',') : value;
-  return new Set(list.split(',').map((name) => name.trim().toLowerCase()).filter((name) => name.length > 0));
+  let names = parsedConnectionValues.get(list);
+  if (names === undefined) {
+    names = new Set(list.split(',').map((name) => name.trim().toLowerCase()).filter((name) => name.length > 0));
+    if (parsedConnectionValues.size >= MAX_REMEMBERED_CONNECTION_VALUES) parsedConnectionValues.clear();
+    parsedConnectionValues.set(list, names);
+  }
+  return names;
 }
 
 /**
@@ -114,7 +124,7 @@ export function upstreamRequestHeaders(
   extraForwarded: ReadonlySet<string> = NO_EXTRA_HEADERS,
 ): OutgoingHeaders {
   const headers = filterHeaders(clientHeaders, (name) => forwardedRequestHeader(name, extraForwarded));
-  for (const [name, value] of Object.entries(injected)) headers[name.toLowerCase()] = value;
+  for (const name of Object.keys(injected)) headers[name.toLowerCase()] = injected[name] as string;
   return headers;
 }
 

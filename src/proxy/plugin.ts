@@ -89,8 +89,8 @@ function upstreamPath(upstream: URL, requestUrl: string): string {
  * chunked request arrives without one; a body on a method that forwards none must not announce one).
  */
 function outgoingHeaders(request: FastifyRequest, { state, entry }: Admitted, forwardsBody: boolean, listFiltered: boolean) {
-  const injected = { ...state.upstreamHeaders, 'x-request-id': request.id };
-  const headers = upstreamRequestHeaders(request.headers, injected, entry.route.upstream.forwardHeaders);
+  const headers = upstreamRequestHeaders(request.headers, state.upstreamHeaders, entry.route.upstream.forwardHeaders);
+  headers['x-request-id'] = request.id;
   if (forwardsBody) headers['content-type'] ??= 'application/json';
   else delete headers['content-type'];
   // The list filter has to read the answer: ask for it uncompressed.
