@@ -11,9 +11,10 @@ export function parseScopeClaim(value: unknown): ReadonlySet<string> | undefined
   return undefined;
 }
 
-/** Required scopes the token lacks, in the required order, without duplicates. */
-export function missingScopes(required: readonly string[], granted: ReadonlySet<string>): string[] {
-  return [...new Set(required)].filter((scope) => !granted.has(scope));
+/** The token holds every required scope (exact, case-sensitive match). Runs on every request: no allocation. */
+export function grantsAll(required: readonly string[], granted: ReadonlySet<string>): boolean {
+  for (const scope of required) if (!granted.has(scope)) return false;
+  return true;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { extractBearerToken, hasAccessTokenInQuery } from '../auth/authorization-header.js';
-import { effectiveScopes, missingScopes } from '../auth/scopes.js';
+import { effectiveScopes, grantsAll } from '../auth/scopes.js';
 import type { AuthContext } from '../auth/types.js';
 import type { LimitSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
@@ -47,7 +47,7 @@ export async function authenticate(entry: RouteRuntime, limits: LimitSettings, f
 /** The route's own `policy.scopes` need no body: a caller without them is refused before it is read (K10). */
 export function checkRouteScopes(entry: RouteRuntime, state: DecisionState): void {
   const { policy } = entry.route;
-  if (missingScopes(policy.scopes, state.scopes).length > 0) {
+  if (!grantsAll(policy.scopes, state.scopes)) {
     throw new GatewayError('insufficient_scope', { requiredScopes: requiredScopes(policy, undefined) });
   }
 }

@@ -1,4 +1,4 @@
-import { missingScopes } from '../auth/scopes.js';
+import { grantsAll } from '../auth/scopes.js';
 import type { AuthContext } from '../auth/types.js';
 import { GatewayError } from '../errors.js';
 import { requiredScopes } from '../policy/required-scopes.js';
@@ -9,7 +9,7 @@ import { callerToken, type DecisionState } from './state.js';
 /** Step 5b: every scope the operation needs (route, method, then the tool, resource or prompt it names) → else 403. */
 export function checkOperationScopes(entry: RouteRuntime, state: DecisionState): void {
   const required = requiredScopes(entry.route.policy, state.message);
-  if (missingScopes(required, state.scopes).length > 0) {
+  if (!grantsAll(required, state.scopes)) {
     throw new GatewayError('insufficient_scope', { requiredScopes: required });
   }
 }

@@ -5,7 +5,7 @@ import { pipeline, type Readable } from 'node:stream';
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
-import { missingScopes } from '../auth/scopes.js';
+import { grantsAll } from '../auth/scopes.js';
 import type { RequestFacts } from '../decision/facts.js';
 import { admit, authorize } from '../decision/pipeline.js';
 import { recordAnswer } from '../decision/session.js';
@@ -100,14 +100,14 @@ function outgoingHeaders(request: FastifyRequest, { state, entry }: Admitted, fo
 
 /**
  * With `policy.hide_unauthorized`, the rewrite of the answer: entries are kept when the caller's scopes (implies
- * applied) cover the operation they stand for — the same requiredScopes/missingScopes check a tools/call of that
+ * applied) cover the operation they stand for — the same requiredScopes/grantsAll check a tools/call of that
  * entry gets. A POST list request's response is matched by id; a GET stream (resumption replays responses) is
  * filtered by shape. `undefined` when nothing is to be filtered.
  */
 function listRewrite(httpMethod: string, { state, entry }: Admitted): MessageRewrite | undefined {
   const { policy } = entry.route;
   if (!policy.hideUnauthorized) return undefined;
-  const allowed = (operation: JsonRpcMessageFacts) => missingScopes(requiredScopes(policy, operation), state.scopes).length === 0;
+  const allowed = (operation: JsonRpcMessageFacts) => grantsAll(requiredScopes(policy, operation), state.scopes);
   if (httpMethod === 'GET') return (message) => filterReplayedListResponse(message, allowed);
   const method = state.message?.method;
   const id = state.message?.id;

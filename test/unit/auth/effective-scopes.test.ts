@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { effectiveScopes, missingScopes } from '../../../src/auth/scopes.js';
+import { effectiveScopes, grantsAll } from '../../../src/auth/scopes.js';
 import { impliedScopes } from '../../../src/config/compile.js';
 
 describe('effectiveScopes (policy.implies)', () => {
@@ -21,7 +21,7 @@ describe('effectiveScopes (policy.implies)', () => {
 
   it('a missing-scope check passes through implies but still names the scope itself', () => {
     const effective = effectiveScopes(new Set(['calc:admin']), implies);
-    expect(missingScopes(['calc:write'], effective)).toEqual([]);
-    expect(missingScopes(['calc:write', 'files:read'], effective)).toEqual(['files:read']);
+    expect(grantsAll(['calc:write'], effective)).toBe(true);
+    expect(grantsAll(['calc:write', 'files:read'], effective)).toBe(false);
   });
 });

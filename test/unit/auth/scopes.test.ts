@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { missingScopes, parseScopeClaim } from '../../../src/auth/scopes.js';
+import { grantsAll, parseScopeClaim } from '../../../src/auth/scopes.js';
 
 describe('parseScopeClaim', () => {
   it.each<[unknown, string[] | undefined]>([
@@ -20,24 +20,26 @@ describe('parseScopeClaim', () => {
   });
 });
 
-describe('missingScopes', () => {
+describe('grantsAll', () => {
   const granted = parseScopeClaim('files:write-extra files:* FILES:WRITE files:read') ?? new Set<string>();
 
   it.each([['files:write'], ['files']])('C15 %s is not satisfied by prefix, wildcard or case variants', (required) => {
-    expect(missingScopes([required], granted)).toEqual([required]);
+    expect(grantsAll([required], granted)).toBe(false);
   });
 
   it('C15 an exact token satisfies, comparison is case-sensitive', () => {
-    expect(missingScopes(['files:read'], granted)).toEqual([]);
-    expect(missingScopes(['FILES:READ'], granted)).toEqual(['FILES:READ']);
+    expect(grantsAll(['files:read'], granted)).toBe(true);
+    expect(grantsAll(['FILES:READ'], granted)).toBe(false);
   });
 
   it('C15 a JSON-array-looking scope string is one opaque token, not a list', () => {
     const fromString = parseScopeClaim('["files:read"]') ?? new Set<string>();
-    expect(missingScopes(['files:read'], fromString)).toEqual(['files:read']);
+    expect(grantsAll(['files:read'], fromString)).toBe(false);
   });
 
-  it('returns missing scopes in required order without duplicates', () => {
-    expect(missingScopes(['c', 'files:read', 'a', 'c'], granted)).toEqual(['c', 'a']);
+  it('every required scope must be held, however many are required', () => {
+    expect(grantsAll([], granted)).toBe(true);
+    expect(grantsAll(['files:read', 'files:read'], granted)).toBe(true);
+    expect(grantsAll(['files:read', 'c'], granted)).toBe(false);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { effectiveScopes, missingScopes } from '../../../src/auth/scopes.js';
+import { effectiveScopes, grantsAll } from '../../../src/auth/scopes.js';
 import { impliedScopes } from '../../../src/config/compile.js';
 import type { PolicySettings } from '../../../src/config/types.js';
 import { filterListResponse, filterReplayedListResponse, isFilteredList } from '../../../src/policy/list-visibility.js';
@@ -16,10 +16,10 @@ const policy: PolicySettings = {
   implies: impliedScopes({ 'calc:admin': ['calc:write'] }),
 };
 
-/** The production predicate: the same requiredScopes/missingScopes check the operation itself gets. */
+/** The production predicate: the same requiredScopes/grantsAll check the operation itself gets. */
 function allowedFor(granted: string[]) {
   const scopes = effectiveScopes(new Set(granted), policy.implies);
-  return (operation: Parameters<typeof requiredScopes>[1]) => missingScopes(requiredScopes(policy, operation), scopes).length === 0;
+  return (operation: Parameters<typeof requiredScopes>[1]) => grantsAll(requiredScopes(policy, operation), scopes);
 }
 
 const response = (result: unknown, id: string | number = 7) => ({ jsonrpc: '2.0', id, result });
