@@ -32,10 +32,10 @@ export interface JwksSourceOptions {
   readonly cooldownMs: number;
   readonly staleWindowMs: number;
   /**
-   * Where the last good key set of this JWKS location is kept: shared with the other sources of the location (other
-   * routes, the verifiers of a reloaded config), so a new source starts with the keys (K8). Default: its own.
+   * The state of this JWKS location, shared with its other sources (other routes, the verifiers of a reloaded
+   * config): a new source starts with the keys and the fetch policy where the others stand (K8, I7).
    */
-  readonly keySet?: KeySetSlot;
+  readonly location: JwksLocation;
   /** Operator lines: a failure when it starts or changes reason (never the answer's body), and the recovery. */
   readonly logger?: Logger;
   /** Metrics hooks: a fetch finished (`failure` with its reason); a key came from a set the endpoint failed to renew. */
@@ -52,7 +52,6 @@ export interface JwksSource {
   isFresh(): boolean;
   /** One fetch (joined if one is in flight). Never throws. */
   refresh(): Promise<void>;
-  close(): void;
 }
 
 /** Members that only private or symmetric JWKs carry (RFC 7518 §6, RFC 8037, draft AKP `priv`). */
@@ -64,15 +63,40 @@ interface KeySet {
   readonly serialized: string;
 }
 
-/** The last good key set of one JWKS location, its generation, and the outage last reported for it. */
-export interface KeySetSlot {
+/**
+ * What every source of one JWKS location (issuer and jwks_uri) shares, whatever route or reloaded config it serves:
+ * the last good key set and the state of the fetch policy. So a reload starts with the keys and inside the cooldown
+ * (K8), a flood of random kids costs one fetch per cooldown per location however many routes read it (I7), and an
+ * outage is reported once per location.
+ */
+export interface JwksLocation {
   keys: KeySet | undefined;
+  /** Bumped whenever a fetch brings a different key set. */
   generation: number;
-  reported: JwksFailure | undefined;
+  /** When the last fetch started: the cooldown and the backoff count from it. */
+  lastAttemptAt: number | undefined;
+  /** Why the last fetch failed, `undefined` after a success; logged when it starts or changes. */
+  lastFailure: JwksFailure | undefined;
+  /** The fetch in flight, joined by every source of the location. */
+  pending: Promise<void> | undefined;
+  /** Aborts the fetch in flight once no source holds the location (closeJwksLocation). */
+  readonly closing: AbortController;
 }
 
-export function createKeySetSlot(): KeySetSlot {
-  return { keys: undefined, generation: 0, reported: undefined };
+export function createJwksLocation(): JwksLocation {
+  return {
+    keys: undefined,
+    generation: 0,
+    lastAttemptAt: undefined,
+    lastFailure: undefined,
+    pending: undefined,
+    closing: new AbortController(),
+  };
+}
+
+/** The last source of the location is gone: a fetch still running is of no use to anyone. */
+export function closeJwksLocation(location: JwksLocation): void {
+  location.closing.abort();
 }
 
 type KeySetAnswer = { readonly keys: readonly JWK[] } | { readonly failure: 'jwks_invalid' | 'jwks_no_usable_keys' };
@@ -94,34 +118,33 @@ type KeySetAnswer = { readonly keys: readonly JWK[] } | { readonly failure: 'jwk
  * - fetches are single-flight, time-bounded, never follow redirects; after a failure the next one waits
  *   JWKS_RETRY_BACKOFF_MS, also at a start with the endpoint down (one warning, recovery on the first request
  *   after it is back)
- * - the key set lives in a slot the sources of one JWKS location share (`keySet`): a reload never starts from
- *   nothing, and an outage is reported once per location, however many routes and reloads read it
+ * - the key set and this policy's state (last attempt, last failure, fetch in flight) live in the `location` the
+ *   sources of one JWKS location share: the cooldown, the backoff and single flight hold per location, across
+ *   routes and reloads, and a reload never starts from nothing
  */
 export function createJwksSource(options: JwksSourceOptions): JwksSource {
-  const closing = new AbortController();
   const retryBackoff = Math.min(options.cooldownMs, JWKS_RETRY_BACKOFF_MS);
   const log = options.logger;
-  const slot = options.keySet ?? createKeySetSlot();
-  let lastAttemptAt: number | undefined;
-  let lastFailure: JwksFailure | undefined;
-  let pending: Promise<void> | undefined;
+  const { location } = options;
 
-  const isFresh = (now: number): boolean => slot.keys !== undefined && now < slot.keys.fetchedAt + JWKS_MAX_AGE_MS;
+  const isFresh = (now: number): boolean => location.keys !== undefined && now < location.keys.fetchedAt + JWKS_MAX_AGE_MS;
   const usableKeys = (now: number): KeySet | undefined => {
-    const { keys } = slot;
+    const { keys } = location;
     return keys !== undefined && now < keys.fetchedAt + JWKS_MAX_AGE_MS + options.staleWindowMs ? keys : undefined;
   };
   /** A fetch in flight is always worth joining; a new one waits `gap` after the previous attempt. */
   const mayFetch = (gap: number): boolean =>
-    pending !== undefined || lastAttemptAt === undefined || options.now() - lastAttemptAt >= gap;
-  const failureGap = (): number => (lastFailure === undefined ? 0 : retryBackoff);
-  const unavailable = (): GatewayError => new GatewayError('auth_unavailable', { reason: lastFailure ?? 'jwks_unavailable' });
+    location.pending !== undefined || location.lastAttemptAt === undefined || options.now() - location.lastAttemptAt >= gap;
+  const failureGap = (): number => (location.lastFailure === undefined ? 0 : retryBackoff);
+  const unavailable = (): GatewayError =>
+    new GatewayError('auth_unavailable', { reason: location.lastFailure ?? 'jwks_unavailable' });
 
   async function fetchKeySet(): Promise<JwksFailure | undefined> {
-    lastAttemptAt = options.now();
+    location.lastAttemptAt = options.now();
+    const { signal } = location.closing;
     let url: URL;
     try {
-      url = await options.locate(closing.signal);
+      url = await options.locate(signal);
     } catch {
       return 'issuer_metadata_unavailable';
     }
@@ -129,30 +152,29 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
       fetch: options.fetch,
       timeoutMs: options.timeoutMs,
       accept: 'application/jwk-set+json, application/json',
-      signal: closing.signal,
+      signal,
     });
     if (!result.ok) return `jwks_${result.failure}`;
     const answer = await verificationKeys(result.body);
     if ('failure' in answer) return answer.failure;
     const document: JSONWebKeySet = { keys: [...answer.keys] };
     const serialized = JSON.stringify(document);
-    if (serialized !== slot.keys?.serialized) slot.generation += 1;
-    slot.keys = { resolve: createLocalJWKSet(document), fetchedAt: options.now(), serialized };
+    if (serialized !== location.keys?.serialized) location.generation += 1;
+    location.keys = { resolve: createLocalJWKSet(document), fetchedAt: options.now(), serialized };
     return undefined;
   }
 
   function settle(failure: JwksFailure | undefined): void {
-    lastFailure = failure;
-    // A closed source's last fetch was cut short on purpose: nothing to report.
-    if (closing.signal.aborted) return;
+    const previous = location.lastFailure;
+    location.lastFailure = failure;
+    // No source holds the location any more, so its last fetch was cut short on purpose: nothing to report.
+    if (location.closing.signal.aborted) return;
     options.onRefresh?.(failure === undefined ? 'success' : 'failure', failure);
-    const reported = slot.reported;
-    slot.reported = failure;
     if (failure === undefined) {
-      if (reported !== undefined) log?.info({ after: reported }, 'JWKS fetched again');
+      if (previous !== undefined) log?.info({ after: previous }, 'JWKS fetched again');
       return;
     }
-    if (failure === reported) return;
+    if (failure === previous) return;
     const held = usableKeys(options.now()) !== undefined;
     log?.warn(
       { reason: failure, keys_held: held },
@@ -163,10 +185,10 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
   }
 
   function refresh(): Promise<void> {
-    pending ??= fetchKeySet().then(settle, () => settle('jwks_unreachable')).finally(() => {
-      pending = undefined;
+    location.pending ??= fetchKeySet().then(settle, () => settle('jwks_unreachable')).finally(() => {
+      location.pending = undefined;
     });
-    return pending;
+    return location.pending;
   }
 
   async function getKey(header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey> {
@@ -177,7 +199,7 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
       if (!set) throw unavailable();
     } else if (!isFresh(options.now())) {
       if (mayFetch(failureGap())) void refresh();
-      if (lastFailure !== undefined) options.onStaleServe?.();
+      if (location.lastFailure !== undefined) options.onStaleServe?.();
     }
     try {
       return await set.resolve(header, token);
@@ -193,20 +215,19 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
     token: FlattenedJWSInput,
     noMatch: errors.JWKSNoMatchingKey,
   ): Promise<CryptoKey> {
-    if (mayFetch(lastFailure === undefined ? options.cooldownMs : retryBackoff)) await refresh();
-    else if (lastFailure === undefined) throw noMatch;
+    if (mayFetch(location.lastFailure === undefined ? options.cooldownMs : retryBackoff)) await refresh();
+    else if (location.lastFailure === undefined) throw noMatch;
     const set = usableKeys(options.now());
-    if (lastFailure !== undefined || !set) throw unavailable();
+    if (location.lastFailure !== undefined || !set) throw unavailable();
     return set.resolve(header, token);
   }
 
   return {
     getKey,
-    generation: () => slot.generation,
-    hasKeys: () => slot.keys !== undefined,
+    generation: () => location.generation,
+    hasKeys: () => location.keys !== undefined,
     isFresh: () => isFresh(options.now()),
     refresh,
-    close: () => closing.abort(),
   };
 }
 

@@ -7,7 +7,7 @@ import type { CryptoKey, JWK } from 'jose';
 import type { Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { JWKS_MAX_AGE_MS, JWKS_RETRY_BACKOFF_MS } from '../../src/auth/jwks-source.js';
-import { createJwtVerifier } from '../../src/auth/jwt-verifier.js';
+import { createJwtVerifier, createJwtVerifierCaches, type JwtVerifierCaches } from '../../src/auth/jwt-verifier.js';
 import type { TokenVerifier } from '../../src/auth/types.js';
 import type { JwtSettings } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
@@ -184,19 +184,21 @@ const counters = {
   },
 };
 
-function verifier(overrides: Partial<JwtSettings> = {}, fetchImpl?: typeof fetch, logger?: Logger): TokenVerifier {
-  const created = createJwtVerifier(settings(overrides), {
-    now: () => clock,
-    counters,
-    ...(fetchImpl ? { fetch: fetchImpl } : {}),
-    ...(logger ? { logger } : {}),
-  });
+interface VerifierDeps {
+  readonly fetch?: typeof fetch;
+  readonly logger?: Logger;
+  /** Shared as the routes of one gateway, and its runtimes across reloads, share them. */
+  readonly caches?: JwtVerifierCaches;
+}
+
+function verifier(overrides: Partial<JwtSettings> = {}, deps: VerifierDeps = {}): TokenVerifier {
+  const created = createJwtVerifier(settings(overrides), { now: () => clock, counters, ...deps });
   verifiers.push(created);
   return created;
 }
 
-async function warmVerifier(overrides: Partial<JwtSettings> = {}): Promise<TokenVerifier> {
-  const created = verifier(overrides);
+async function warmVerifier(overrides: Partial<JwtSettings> = {}, deps: VerifierDeps = {}): Promise<TokenVerifier> {
+  const created = verifier(overrides, deps);
   await created.warm();
   expect(created.isReady()).toBe(true);
   return created;
@@ -380,7 +382,7 @@ describe('B — signature, algorithm, keys', () => {
       fetched.push(input instanceof Request ? input.url : String(input));
       return fetch(input, init);
     };
-    const verifying = verifier({}, spy);
+    const verifying = verifier({}, { fetch: spy });
     // Signed by the attacker with a kid only the attacker's set has → invalid.
     await expectInvalid(verifying, await mint({ key: evil, header: header(attacker.origin) }));
     // Signed by the real key with the same header → accepted: the header is ignored, not trusted.
@@ -808,7 +810,7 @@ describe('K9 — a JWKS answer never makes things worse', () => {
 
   it('K9 a refused answer is logged once per reason, never with its body; the recovery once', async () => {
     const logs = captureLogs();
-    const verifying = verifier({}, undefined, logs.logger);
+    const verifying = verifier({}, { logger: logs.logger });
     await verifying.warm();
     jwks = { keys: [], note: 'body-canary-2f9c' };
     for (let attempt = 0; attempt < 3; attempt += 1) {
@@ -864,7 +866,7 @@ describe('K9 — a JWKS answer never makes things worse', () => {
   it('K9 a start with the JWKS down: one warning, 503s without a fetch per request, recovery on the first request after it is back', async () => {
     jwksMode = 'status';
     const logs = captureLogs();
-    const verifying = verifier({}, undefined, logs.logger);
+    const verifying = verifier({}, { logger: logs.logger });
     await verifying.warm();
     expect(verifying.isReady()).toBe(false);
     for (let request = 0; request < 5; request += 1) await expectUnavailable(verifying, await mint(), 'jwks_status');
@@ -882,6 +884,83 @@ describe('K9 — a JWKS answer never makes things worse', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ reason: 'jwks_status', issuer: ISSUER, msg: expect.stringContaining('503') as unknown });
     expect(lines.filter((line) => line.msg === 'JWKS fetched again')).toHaveLength(1);
+  });
+});
+
+describe('K9/I7 — one fetch policy per JWKS location, across routes and reloads', () => {
+  const NOTES = 'https://mcp.example.com/notes/mcp';
+  let caches: JwtVerifierCaches;
+
+  beforeEach(() => {
+    caches = createJwtVerifierCaches();
+  });
+
+  /** A route on the default issuer and JWKS URL, its verifier built as a gateway builds them: with shared caches. */
+  const route = (audience: string, logger?: Logger): TokenVerifier =>
+    verifier({ audience }, { caches, ...(logger && { logger }) });
+
+  it('K9/I7 two routes on one issuer under a random-kid flood: at most one JWKS fetch per cooldown in total', async () => {
+    const [calc, notes] = [route(RESOURCE), route(NOTES)];
+    await Promise.all([calc.warm(), notes.warm()]);
+    expect(as.count(JWKS_PATH)).toBe(1);
+    const floodMs = 200_000;
+    for (let index = 0; index < 200; index += 1) {
+      clock += floodMs / 200;
+      const token = await mint({ key: es2, header: { kid: `random-${index}` } });
+      await expectInvalid(index % 2 === 0 ? calc : notes, token, 'ERR_JWKS_NO_MATCHING_KEY');
+    }
+    expect(as.count(JWKS_PATH) - 1).toBeLessThanOrEqual(floodMs / settings().jwksCooldown);
+  });
+
+  it('K9/I7 a reload keeps the cooldown: the replacing verifier fetches nothing for unknown kids within it', async () => {
+    const replaced = route(RESOURCE);
+    await replaced.warm();
+    clock += 1_000;
+    // A reload builds the new runtime's verifiers before it closes the replaced ones.
+    const replacing = route(RESOURCE);
+    await replacing.warm();
+    await replaced.close();
+    await expectInvalid(replacing, await mint({ key: es2 }), 'ERR_JWKS_NO_MATCHING_KEY');
+    expect(as.count(JWKS_PATH)).toBe(1);
+    clock += settings().jwksCooldown;
+    await expectInvalid(replacing, await mint({ key: es2 }), 'ERR_JWKS_NO_MATCHING_KEY');
+    expect(as.count(JWKS_PATH)).toBe(2);
+  });
+
+  it('K9/I7 while the JWKS is down, routes on one issuer share the retry backoff and the outage is logged once', async () => {
+    jwksMode = 'status';
+    const logs = captureLogs();
+    const [calc, notes] = [route(RESOURCE, logs.logger), route(NOTES, logs.logger)];
+    await expectUnavailable(calc, await mint(), 'jwks_status');
+    await expectUnavailable(notes, await mint({ claims: { aud: NOTES } }), 'jwks_status');
+    expect(as.count(JWKS_PATH)).toBe(1);
+    clock += JWKS_RETRY_BACKOFF_MS;
+    await expectUnavailable(notes, await mint({ claims: { aud: NOTES } }), 'jwks_status');
+    expect(as.count(JWKS_PATH)).toBe(2);
+    const warnings = logs.lines.filter((line) => (JSON.parse(line) as { level: number }).level === 40);
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('I6 closing one route\'s verifier leaves the fetch it started to the other routes (one fetch for both)', async () => {
+    let fetchStarted = (): void => undefined;
+    const started = new Promise<void>((resolve) => (fetchStarted = resolve));
+    let answer = (): void => undefined;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const held: typeof fetch = async (input, init) => {
+      fetchStarted();
+      await answered;
+      return fetch(input, init);
+    };
+    const calc = verifier({}, { caches, fetch: held });
+    const notes = verifier({ audience: NOTES }, { caches, fetch: held });
+    const calcVerifying = calc.verify(await mint());
+    await started;
+    const notesVerifying = notes.verify(await mint({ claims: { aud: NOTES } }));
+    await calc.close();
+    answer();
+    await expect(notesVerifying).resolves.toMatchObject({ audience: [NOTES] });
+    await expect(calcVerifying).resolves.toMatchObject({ audience: [RESOURCE] });
+    expect(as.count(JWKS_PATH)).toBe(1);
   });
 });
 
