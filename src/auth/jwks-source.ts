@@ -1,6 +1,7 @@
 import { createLocalJWKSet, errors, importJWK } from 'jose';
 import type { CryptoKey, FlattenedJWSInput, JSONWebKeySet, JWK, JWSHeaderParameters, LocalJWKSet } from 'jose';
 import type { Logger } from 'pino';
+import type { JwtAlgorithm } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { fetchJson, isJsonObject, type JsonFetchFailure } from './fetch-json.js';
 
@@ -18,7 +19,7 @@ export type JwksFailure =
   | `jwks_${JsonFetchFailure}`
   /** Not a public JWK Set: not an object, `keys` not an array of objects, a symmetric or private member. */
   | 'jwks_invalid'
-  /** A well-formed set without one key that imports for signature verification (empty, `use: enc`, bad numbers). */
+  /** A well-formed set without one key that verifies signatures with an allowed algorithm (empty, encryption keys, bad numbers). */
   | 'jwks_no_usable_keys'
   | 'issuer_metadata_unavailable';
 
@@ -31,6 +32,8 @@ export interface JwksSourceOptions {
   /** Minimum time between refetches for an unknown `kid` after a successful fetch. */
   readonly cooldownMs: number;
   readonly staleWindowMs: number;
+  /** The route's allowed algorithms: a key of an answer counts only if it verifies with one of them. */
+  readonly algorithms: readonly JwtAlgorithm[];
   /**
    * The state of this JWKS location, shared with its other sources (other routes, the verifiers of a reloaded
    * config): a new source starts with the keys and the fetch policy where the others stand (K8, I7).
@@ -52,6 +55,8 @@ export interface JwksSource {
   isFresh(): boolean;
   /** One fetch (joined if one is in flight). Never throws. */
   refresh(): Promise<void>;
+  /** Its algorithms stop counting for the location's answers; the location itself is closed by its pool. */
+  close(): void;
 }
 
 /** Members that only private or symmetric JWKs carry (RFC 7518 §6, RFC 8037, draft AKP `priv`). */
@@ -79,6 +84,11 @@ export interface JwksLocation {
   lastFailure: JwksFailure | undefined;
   /** The fetch in flight, joined by every source of the location. */
   pending: Promise<void> | undefined;
+  /**
+   * The allowed algorithms of each open source. One key set serves them all, so a key of an answer counts when one
+   * of them verifies with it (routes on one issuer usually allow the same algorithms).
+   */
+  readonly readers: Set<ReadonlySet<JwtAlgorithm>>;
   /** Aborts the fetch in flight once no source holds the location (closeJwksLocation). */
   readonly closing: AbortController;
 }
@@ -90,6 +100,7 @@ export function createJwksLocation(): JwksLocation {
     lastAttemptAt: undefined,
     lastFailure: undefined,
     pending: undefined,
+    readers: new Set(),
     closing: new AbortController(),
   };
 }
@@ -107,8 +118,9 @@ type KeySetAnswer = { readonly keys: readonly JWK[] } | { readonly failure: 'jwk
  * `createRemoteJWKSet` reads `Date.now()` directly, throws once its cache is stale and the endpoint fails, and
  * replaces its keys with whatever the endpoint answers:
  *
- * - an answer only replaces the key set when it holds at least one public key that imports for signatures; an
- *   empty, malformed or key-less answer is a failed fetch and the working set stays (checklist K9)
+ * - an answer only replaces the key set when it holds at least one public key that verifies signatures with an
+ *   allowed algorithm; an empty, malformed or encryption-only answer is a failed fetch and the working set stays
+ *   (checklist K9)
  * - a key set is fresh for JWKS_MAX_AGE_MS; after that a request whose `kid` it knows is served from it at once
  *   while one fetch renews it in the background (stale-while-revalidate). While the endpoint fails, its keys stay
  *   usable for `staleWindowMs` more (bounded stale-if-error), after that → `auth_unavailable`
@@ -126,6 +138,8 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
   const retryBackoff = Math.min(options.cooldownMs, JWKS_RETRY_BACKOFF_MS);
   const log = options.logger;
   const { location } = options;
+  const algorithms: ReadonlySet<JwtAlgorithm> = new Set(options.algorithms);
+  location.readers.add(algorithms);
 
   const isFresh = (now: number): boolean => location.keys !== undefined && now < location.keys.fetchedAt + JWKS_MAX_AGE_MS;
   const usableKeys = (now: number): KeySet | undefined => {
@@ -155,7 +169,7 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
       signal,
     });
     if (!result.ok) return `jwks_${result.failure}`;
-    const answer = await verificationKeys(result.body);
+    const answer = await verificationKeys(result.body, new Set([...location.readers].flatMap((allowed) => [...allowed])));
     if ('failure' in answer) return answer.failure;
     const document: JSONWebKeySet = { keys: [...answer.keys] };
     const serialized = JSON.stringify(document);
@@ -228,41 +242,54 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
     hasKeys: () => location.keys !== undefined,
     isFresh: () => isFresh(options.now()),
     refresh,
+    close: () => location.readers.delete(algorithms),
   };
 }
 
 /**
- * The keys of a JWKS answer that can verify signatures: `use` absent or `sig`, importing as a public key for their
- * algorithm. A set with any symmetric or private member is refused as a whole (B15): its publisher is confused.
+ * The keys of a JWKS answer that verify signatures with one of `algorithms` and import as public keys. A set with any
+ * symmetric or private member is refused as a whole (B15): its publisher is confused.
  */
-async function verificationKeys(body: unknown): Promise<KeySetAnswer> {
+async function verificationKeys(body: unknown, algorithms: ReadonlySet<JwtAlgorithm>): Promise<KeySetAnswer> {
   if (!isJsonObject(body) || !Array.isArray(body.keys)) return { failure: 'jwks_invalid' };
   const members: unknown[] = body.keys;
   if (!members.every((jwk): jwk is JWK => isJsonObject(jwk) && jwk.kty !== 'oct' && SECRET_MEMBERS.every((member) => !(member in jwk)))) {
     return { failure: 'jwks_invalid' };
   }
-  const imports = await Promise.all(members.map((jwk) => importsForSignatures(jwk)));
+  const imports = await Promise.all(members.map((jwk) => importsForSignatures(jwk, algorithms)));
   const keys = members.filter((_jwk, index) => imports[index]);
   return keys.length > 0 ? { keys } : { failure: 'jwks_no_usable_keys' };
 }
 
-/** Algorithm to import a key without `alg` for: any algorithm of its family checks the same key material. */
-const FAMILY_ALGORITHM: Readonly<Record<string, string>> = {
-  RSA: 'RS256',
-  'EC P-256': 'ES256',
-  'EC P-384': 'ES384',
-  'EC P-521': 'ES512',
-  'OKP Ed25519': 'Ed25519',
+/** The key type, and curve, each algorithm verifies with (RFC 7518 §3.3-3.5, RFC 8037 §3.1). */
+const KEY_TYPE: Readonly<Record<JwtAlgorithm, string>> = {
+  RS256: 'RSA',
+  RS384: 'RSA',
+  RS512: 'RSA',
+  PS256: 'RSA',
+  PS384: 'RSA',
+  PS512: 'RSA',
+  ES256: 'EC P-256',
+  ES384: 'EC P-384',
+  ES512: 'EC P-521',
+  EdDSA: 'OKP Ed25519',
+  Ed25519: 'OKP Ed25519',
 };
 
-function importAlgorithm(jwk: JWK): string | undefined {
-  if (typeof jwk.alg === 'string') return jwk.alg;
-  return FAMILY_ALGORITHM[jwk.crv === undefined ? String(jwk.kty) : `${String(jwk.kty)} ${jwk.crv}`];
+/**
+ * The allowed algorithm `jwk` verifies signatures with, or `undefined` when it is no signing key for any of them:
+ * `use` other than `sig`, `key_ops` without `verify`, an `alg` not allowed (an encryption algorithm such as
+ * RSA-OAEP or ECDH-ES, or a signature algorithm the route refuses), or a key type no allowed algorithm uses.
+ */
+function verificationAlgorithm(jwk: JWK, algorithms: ReadonlySet<JwtAlgorithm>): JwtAlgorithm | undefined {
+  if (jwk.use !== undefined && jwk.use !== 'sig') return undefined;
+  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) return undefined;
+  const keyType = jwk.crv === undefined ? String(jwk.kty) : `${String(jwk.kty)} ${String(jwk.crv)}`;
+  return [...algorithms].find((alg) => KEY_TYPE[alg] === keyType && (jwk.alg === undefined || jwk.alg === alg));
 }
 
-async function importsForSignatures(jwk: JWK): Promise<boolean> {
-  if (jwk.use !== undefined && jwk.use !== 'sig') return false;
-  const alg = importAlgorithm(jwk);
+async function importsForSignatures(jwk: JWK, algorithms: ReadonlySet<JwtAlgorithm>): Promise<boolean> {
+  const alg = verificationAlgorithm(jwk, algorithms);
   if (alg === undefined) return false;
   try {
     const key = await importJWK(jwk, alg);

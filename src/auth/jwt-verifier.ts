@@ -78,6 +78,7 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
     timeoutMs: settings.fetchTimeout,
     cooldownMs: settings.jwksCooldown,
     staleWindowMs: settings.jwksStaleWindow,
+    algorithms: settings.algorithms,
     location: location.value,
     logger: options.logger?.child({ component: 'jwks', issuer: settings.issuer }),
     onRefresh: (result, reason) => options.counters?.jwksRefresh?.(result, reason),
@@ -126,6 +127,7 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
       if (!keys.hasKeys()) await keys.refresh();
     },
     close() {
+      keys.close();
       location.release();
       results.release();
       return Promise.resolve();

@@ -88,6 +88,7 @@ let rs1: SigningKey;
 let rs512: SigningKey;
 let ps256: SigningKey;
 let evil: SigningKey;
+let ed: SigningKey;
 
 /** Mutable per test, reset in beforeEach. */
 let jwks: unknown;
@@ -96,13 +97,14 @@ let documents: Map<string, unknown>;
 let clock: number;
 
 beforeAll(async () => {
-  [es1, es2, rs1, rs512, ps256, evil] = await Promise.all([
+  [es1, es2, rs1, rs512, ps256, evil, ed] = await Promise.all([
     makeKey('es-1', 'ES256'),
     makeKey('es-2', 'ES256'),
     makeKey('rs-1', 'RS256'),
     makeKey('rs-512', 'RS512'),
     makeKey('ps-1', 'PS256'),
     makeKey('evil-1', 'ES256'),
+    makeKey('ed-1', 'Ed25519'),
   ]);
   as = await listen((request, response) => {
     const path = request.url ?? '';
@@ -776,12 +778,29 @@ describe('I — JWKS faults', () => {
 });
 
 describe('K9 — a JWKS answer never makes things worse', () => {
+  /** A key of the AS marked as an encryption key by its `alg` alone, as some servers publish them. */
+  const encryptionOnly = (key: SigningKey, alg: string): JWK => ({ ...key.publicJwk, use: undefined, alg });
   /** Same coordinates as a real key, but not a point of the curve: parses as a JWK, fails to import. */
   const offCurve = (jwk: JWK, kid: string): JWK => ({ ...jwk, kid, y: base64url.encode(new Uint8Array(32).fill(7)) });
 
   const badAnswers: [string, () => unknown, string][] = [
     ['an empty key list', () => ({ keys: [] }), 'jwks_no_usable_keys'],
     ['only encryption keys', () => ({ keys: [{ ...es2.publicJwk, use: 'enc' }] }), 'jwks_no_usable_keys'],
+    [
+      'encryption keys marked only by alg (RSA-OAEP, ECDH-ES, ECDH-ES+A256KW)',
+      () => ({ keys: [encryptionOnly(rs1, 'RSA-OAEP'), encryptionOnly(es1, 'ECDH-ES'), encryptionOnly(es2, 'ECDH-ES+A256KW')] }),
+      'jwks_no_usable_keys',
+    ],
+    [
+      'keys whose key_ops lack verify (none listed, encryption only)',
+      () => ({ keys: [{ ...es2.publicJwk, use: undefined, key_ops: [] }, { ...rs1.publicJwk, use: undefined, key_ops: ['encrypt', 'wrapKey'] }] }),
+      'jwks_no_usable_keys',
+    ],
+    [
+      'signing keys only for algorithms the route does not allow (RS512 by alg, Ed25519 by key type)',
+      () => ({ keys: [{ ...rs512.publicJwk, alg: 'RS512' }, ed.publicJwk] }),
+      'jwks_no_usable_keys',
+    ],
     ['keys that all fail to import (off the curve, RSA under 2048 bits)', () => ({ keys: [offCurve(es2.publicJwk, 'es-2'), { kty: 'RSA', kid: 'rs-x', n: 'AQAB', e: 'AQAB' }] }), 'jwks_no_usable_keys'],
     ['a key of an unknown type', () => ({ keys: [{ kty: 'XYZ', kid: 'x' }] }), 'jwks_no_usable_keys'],
     ['no keys member', () => ({ issuer: ISSUER }), 'jwks_invalid'],
@@ -799,6 +818,19 @@ describe('K9 — a JWKS answer never makes things worse', () => {
     // A fresh token (not in the result cache) under the kept key set.
     await expect(verifying.verify(await mint({ claims: { sub: 'user-2' } }))).resolves.toMatchObject({ subject: 'user-2' });
     expect(verifying.isReady()).toBe(true);
+  });
+
+  it('K9 routes on one JWKS location share its key set: a key counts while one of them allows its algorithm', async () => {
+    const caches = createJwtVerifierCaches();
+    jwks = { keys: [{ ...rs512.publicJwk, alg: 'RS512' }] };
+    const esRoute = verifier({ algorithms: ['ES256'] }, { caches });
+    const rsRoute = verifier({ algorithms: ['RS512'] }, { caches });
+    await expect(rsRoute.verify(await mint({ key: rs512 }))).resolves.toMatchObject({ subject: 'user-1' });
+    await rsRoute.close();
+    // Only the ES256 route is left: the same answer has nothing it can verify with, so it is refused.
+    clock += 30_000;
+    await expectUnavailable(esRoute, await mint({ key: es2 }), 'jwks_no_usable_keys');
+    expect(refreshes).toEqual(['success', 'jwks_no_usable_keys']);
   });
 
   it('K9 keys that fail to import are dropped; the rest of the answer is used', async () => {
