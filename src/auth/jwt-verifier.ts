@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { JwtSettings } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
-import { bearerRefusal } from './bearer-claims.js';
+import { bearerRefusal, named } from './bearer-claims.js';
 import { discoverJwksUri } from './issuer-metadata.js';
 import { closeJwksLocation, createJwksLocation, createJwksSource, type JwksLocation } from './jwks-source.js';
 import { parseScopeClaim } from './scopes.js';
@@ -172,8 +172,8 @@ function toAuthContext(payload: JWTPayload, settings: JwtSettings, nowSeconds: n
   if (settings.strictAudience && (audience.length !== 1 || audience[0] !== settings.audience)) {
     throw invalid('audience_not_exclusive');
   }
-  const subject = optionalString(payload, 'sub');
-  const clientId = optionalString(payload, 'client_id') ?? optionalString(payload, 'azp');
+  const subject = named(optionalString(payload, 'sub'));
+  const clientId = named(optionalString(payload, 'client_id')) ?? named(optionalString(payload, 'azp'));
   const refusal = bearerRefusal({ cnf: payload.cnf, subject, clientId });
   if (refusal) throw invalid(refusal);
   return {

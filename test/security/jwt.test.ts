@@ -304,6 +304,15 @@ describe('accepted tokens', () => {
     await expectInvalid(verifying, await mint({ claims: { client_id: ['a'] } }), 'claim_type');
   });
 
+  it.each([
+    ['an empty sub', { sub: '' }, { subject: undefined, clientId: 'client-1' }],
+    ['an empty client_id next to an azp', { client_id: '', azp: 'spa' }, { subject: 'user-1', clientId: 'spa' }],
+    ['an empty azp', { client_id: undefined, azp: '' }, { subject: 'user-1', clientId: undefined }],
+  ])('K4 %s counts as absent: no principal is named by an empty string', async (_case, claims, identity) => {
+    const verifying = await warmVerifier();
+    await expect(verifying.verify(await mint({ claims }))).resolves.toMatchObject(identity);
+  });
+
   it('a verified token is served from the result cache without another JWKS fetch', async () => {
     const verifying = await warmVerifier();
     const token = await mint();
