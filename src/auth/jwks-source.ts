@@ -10,7 +10,7 @@ export const JWKS_MAX_AGE_MS = 10 * 60_000;
 
 /**
  * After a failed fetch, the next one waits this long (or the cooldown, if shorter): a down endpoint gets at most
- * one fetch per second from a verifier, and is used again within a second of coming back.
+ * one fetch per second per JWKS location, and is used again within a second of coming back.
  */
 export const JWKS_RETRY_BACKOFF_MS = 1_000;
 
@@ -19,7 +19,7 @@ export type JwksFailure =
   | `jwks_${JsonFetchFailure}`
   /** Not a public JWK Set: not an object, `keys` not an array of objects, a symmetric or private member. */
   | 'jwks_invalid'
-  /** A well-formed set without one key that verifies signatures with an allowed algorithm (empty, encryption keys, bad numbers). */
+  /** A well-formed set without a key that verifies with an allowed algorithm (empty, encryption keys, bad numbers). */
   | 'jwks_no_usable_keys'
   | 'issuer_metadata_unavailable';
 
@@ -150,6 +150,7 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
   const mayFetch = (gap: number): boolean =>
     location.pending !== undefined || location.lastAttemptAt === undefined || options.now() - location.lastAttemptAt >= gap;
   const failureGap = (): number => (location.lastFailure === undefined ? 0 : retryBackoff);
+  const allowedByReaders = (): ReadonlySet<JwtAlgorithm> => new Set([...location.readers].flatMap((allowed) => [...allowed]));
   const unavailable = (): GatewayError =>
     new GatewayError('auth_unavailable', { reason: location.lastFailure ?? 'jwks_unavailable' });
 
@@ -169,7 +170,7 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
       signal,
     });
     if (!result.ok) return `jwks_${result.failure}`;
-    const answer = await verificationKeys(result.body, new Set([...location.readers].flatMap((allowed) => [...allowed])));
+    const answer = await verificationKeys(result.body, allowedByReaders());
     if ('failure' in answer) return answer.failure;
     const document: JSONWebKeySet = { keys: [...answer.keys] };
     const serialized = JSON.stringify(document);
