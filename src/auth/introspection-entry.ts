@@ -1,6 +1,6 @@
 import type { IntrospectionSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import { bearerRefusal, type BearerRefusal } from './bearer-claims.js';
+import { bearerRefusal, named, type BearerRefusal } from './bearer-claims.js';
 import type { IntrospectedClaims } from './introspection-client.js';
 import { parseScopeClaim } from './scopes.js';
 import type { AuthContext } from './types.js';
@@ -55,9 +55,11 @@ export function entryFromAnswer(
   }
   const lifetime = claims.exp === undefined ? Infinity : claims.exp * 1000 - now;
   if (lifetime <= 0) return inactive('expired');
-  const { iss, client_id, scope, aud, exp, nbf } = claims;
+  const { iss, scope, aud, exp, nbf } = claims;
+  const client_id = named(claims.client_id);
   // Without `sub`, RFC 7662's `username` names who authorized the token; marked so it never equals a `sub`.
-  const sub = claims.sub ?? (claims.username === undefined ? undefined : `username:${claims.username}`);
+  const username = named(claims.username);
+  const sub = named(claims.sub) ?? (username === undefined ? undefined : `username:${username}`);
   const refusal = bearerRefusal({ cnf: claims.cnf, subject: sub, clientId: client_id });
   if (refusal) return inactive(refusal);
   return { active: true, iss, sub, client_id, scope, aud, exp, nbf, until: now + Math.min(settings.maxTtl, lifetime) };

@@ -1,6 +1,7 @@
 import { createLocalJWKSet, errors, importJWK } from 'jose';
 import type { CryptoKey, FlattenedJWSInput, JSONWebKeySet, JWK, JWSHeaderParameters, LocalJWKSet } from 'jose';
 import type { Logger } from 'pino';
+import type { JwtAlgorithm } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import { fetchJson, isJsonObject, type JsonFetchFailure } from './fetch-json.js';
 
@@ -9,7 +10,7 @@ export const JWKS_MAX_AGE_MS = 10 * 60_000;
 
 /**
  * After a failed fetch, the next one waits this long (or the cooldown, if shorter): a down endpoint gets at most
- * one fetch per second from a verifier, and is used again within a second of coming back.
+ * one fetch per second per JWKS location, and is used again within a second of coming back.
  */
 export const JWKS_RETRY_BACKOFF_MS = 1_000;
 
@@ -18,7 +19,7 @@ export type JwksFailure =
   | `jwks_${JsonFetchFailure}`
   /** Not a public JWK Set: not an object, `keys` not an array of objects, a symmetric or private member. */
   | 'jwks_invalid'
-  /** A well-formed set without one key that imports for signature verification (empty, `use: enc`, bad numbers). */
+  /** A well-formed set without a key that verifies with an allowed algorithm (empty, encryption keys, bad numbers). */
   | 'jwks_no_usable_keys'
   | 'issuer_metadata_unavailable';
 
@@ -31,11 +32,13 @@ export interface JwksSourceOptions {
   /** Minimum time between refetches for an unknown `kid` after a successful fetch. */
   readonly cooldownMs: number;
   readonly staleWindowMs: number;
+  /** The route's allowed algorithms: a key of an answer counts only if it verifies with one of them. */
+  readonly algorithms: readonly JwtAlgorithm[];
   /**
-   * Where the last good key set of this JWKS location is kept: shared with the other sources of the location (other
-   * routes, the verifiers of a reloaded config), so a new source starts with the keys (K8). Default: its own.
+   * The state of this JWKS location, shared with its other sources (other routes, the verifiers of a reloaded
+   * config): a new source starts with the keys and the fetch policy where the others stand (K8, I7).
    */
-  readonly keySet?: KeySetSlot;
+  readonly location: JwksLocation;
   /** Operator lines: a failure when it starts or changes reason (never the answer's body), and the recovery. */
   readonly logger?: Logger;
   /** Metrics hooks: a fetch finished (`failure` with its reason); a key came from a set the endpoint failed to renew. */
@@ -52,6 +55,7 @@ export interface JwksSource {
   isFresh(): boolean;
   /** One fetch (joined if one is in flight). Never throws. */
   refresh(): Promise<void>;
+  /** Its algorithms stop counting for the location's answers; the location itself is closed by its pool. */
   close(): void;
 }
 
@@ -64,15 +68,46 @@ interface KeySet {
   readonly serialized: string;
 }
 
-/** The last good key set of one JWKS location, its generation, and the outage last reported for it. */
-export interface KeySetSlot {
+/**
+ * What every source of one JWKS location (issuer and jwks_uri) shares, whatever route or reloaded config it serves:
+ * the last good key set and the state of the fetch policy. So a reload starts with the keys and inside the cooldown
+ * (K8), a flood of random kids costs one fetch per cooldown per location however many routes read it (I7), and an
+ * outage is reported once per location.
+ */
+export interface JwksLocation {
   keys: KeySet | undefined;
+  /** Bumped whenever a fetch brings a different key set. */
   generation: number;
-  reported: JwksFailure | undefined;
+  /** When the last fetch started: the cooldown and the backoff count from it. */
+  lastAttemptAt: number | undefined;
+  /** Why the last fetch failed, `undefined` after a success; logged when it starts or changes. */
+  lastFailure: JwksFailure | undefined;
+  /** The fetch in flight, joined by every source of the location. */
+  pending: Promise<void> | undefined;
+  /**
+   * The allowed algorithms of each open source. One key set serves them all, so a key of an answer counts when one
+   * of them verifies with it (routes on one issuer usually allow the same algorithms).
+   */
+  readonly readers: Set<ReadonlySet<JwtAlgorithm>>;
+  /** Aborts the fetch in flight once no source holds the location (closeJwksLocation). */
+  readonly closing: AbortController;
 }
 
-export function createKeySetSlot(): KeySetSlot {
-  return { keys: undefined, generation: 0, reported: undefined };
+export function createJwksLocation(): JwksLocation {
+  return {
+    keys: undefined,
+    generation: 0,
+    lastAttemptAt: undefined,
+    lastFailure: undefined,
+    pending: undefined,
+    readers: new Set(),
+    closing: new AbortController(),
+  };
+}
+
+/** The last source of the location is gone: a fetch still running is of no use to anyone. */
+export function closeJwksLocation(location: JwksLocation): void {
+  location.closing.abort();
 }
 
 type KeySetAnswer = { readonly keys: readonly JWK[] } | { readonly failure: 'jwks_invalid' | 'jwks_no_usable_keys' };
@@ -83,8 +118,9 @@ type KeySetAnswer = { readonly keys: readonly JWK[] } | { readonly failure: 'jwk
  * `createRemoteJWKSet` reads `Date.now()` directly, throws once its cache is stale and the endpoint fails, and
  * replaces its keys with whatever the endpoint answers:
  *
- * - an answer only replaces the key set when it holds at least one public key that imports for signatures; an
- *   empty, malformed or key-less answer is a failed fetch and the working set stays (checklist K9)
+ * - an answer only replaces the key set when it holds at least one public key that verifies signatures with an
+ *   allowed algorithm; an empty, malformed or encryption-only answer is a failed fetch and the working set stays
+ *   (checklist K9)
  * - a key set is fresh for JWKS_MAX_AGE_MS; after that a request whose `kid` it knows is served from it at once
  *   while one fetch renews it in the background (stale-while-revalidate). While the endpoint fails, its keys stay
  *   usable for `staleWindowMs` more (bounded stale-if-error), after that → `auth_unavailable`
@@ -94,34 +130,36 @@ type KeySetAnswer = { readonly keys: readonly JWK[] } | { readonly failure: 'jwk
  * - fetches are single-flight, time-bounded, never follow redirects; after a failure the next one waits
  *   JWKS_RETRY_BACKOFF_MS, also at a start with the endpoint down (one warning, recovery on the first request
  *   after it is back)
- * - the key set lives in a slot the sources of one JWKS location share (`keySet`): a reload never starts from
- *   nothing, and an outage is reported once per location, however many routes and reloads read it
+ * - the key set and this policy's state (last attempt, last failure, fetch in flight) live in the `location` the
+ *   sources of one JWKS location share: the cooldown, the backoff and single flight hold per location, across
+ *   routes and reloads, and a reload never starts from nothing
  */
 export function createJwksSource(options: JwksSourceOptions): JwksSource {
-  const closing = new AbortController();
   const retryBackoff = Math.min(options.cooldownMs, JWKS_RETRY_BACKOFF_MS);
   const log = options.logger;
-  const slot = options.keySet ?? createKeySetSlot();
-  let lastAttemptAt: number | undefined;
-  let lastFailure: JwksFailure | undefined;
-  let pending: Promise<void> | undefined;
+  const { location } = options;
+  const algorithms: ReadonlySet<JwtAlgorithm> = new Set(options.algorithms);
+  location.readers.add(algorithms);
 
-  const isFresh = (now: number): boolean => slot.keys !== undefined && now < slot.keys.fetchedAt + JWKS_MAX_AGE_MS;
+  const isFresh = (now: number): boolean => location.keys !== undefined && now < location.keys.fetchedAt + JWKS_MAX_AGE_MS;
   const usableKeys = (now: number): KeySet | undefined => {
-    const { keys } = slot;
+    const { keys } = location;
     return keys !== undefined && now < keys.fetchedAt + JWKS_MAX_AGE_MS + options.staleWindowMs ? keys : undefined;
   };
   /** A fetch in flight is always worth joining; a new one waits `gap` after the previous attempt. */
   const mayFetch = (gap: number): boolean =>
-    pending !== undefined || lastAttemptAt === undefined || options.now() - lastAttemptAt >= gap;
-  const failureGap = (): number => (lastFailure === undefined ? 0 : retryBackoff);
-  const unavailable = (): GatewayError => new GatewayError('auth_unavailable', { reason: lastFailure ?? 'jwks_unavailable' });
+    location.pending !== undefined || location.lastAttemptAt === undefined || options.now() - location.lastAttemptAt >= gap;
+  const failureGap = (): number => (location.lastFailure === undefined ? 0 : retryBackoff);
+  const allowedByReaders = (): ReadonlySet<JwtAlgorithm> => new Set([...location.readers].flatMap((allowed) => [...allowed]));
+  const unavailable = (): GatewayError =>
+    new GatewayError('auth_unavailable', { reason: location.lastFailure ?? 'jwks_unavailable' });
 
   async function fetchKeySet(): Promise<JwksFailure | undefined> {
-    lastAttemptAt = options.now();
+    location.lastAttemptAt = options.now();
+    const { signal } = location.closing;
     let url: URL;
     try {
-      url = await options.locate(closing.signal);
+      url = await options.locate(signal);
     } catch {
       return 'issuer_metadata_unavailable';
     }
@@ -129,30 +167,29 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
       fetch: options.fetch,
       timeoutMs: options.timeoutMs,
       accept: 'application/jwk-set+json, application/json',
-      signal: closing.signal,
+      signal,
     });
     if (!result.ok) return `jwks_${result.failure}`;
-    const answer = await verificationKeys(result.body);
+    const answer = await verificationKeys(result.body, allowedByReaders());
     if ('failure' in answer) return answer.failure;
     const document: JSONWebKeySet = { keys: [...answer.keys] };
     const serialized = JSON.stringify(document);
-    if (serialized !== slot.keys?.serialized) slot.generation += 1;
-    slot.keys = { resolve: createLocalJWKSet(document), fetchedAt: options.now(), serialized };
+    if (serialized !== location.keys?.serialized) location.generation += 1;
+    location.keys = { resolve: createLocalJWKSet(document), fetchedAt: options.now(), serialized };
     return undefined;
   }
 
   function settle(failure: JwksFailure | undefined): void {
-    lastFailure = failure;
-    // A closed source's last fetch was cut short on purpose: nothing to report.
-    if (closing.signal.aborted) return;
+    const previous = location.lastFailure;
+    location.lastFailure = failure;
+    // No source holds the location any more, so its last fetch was cut short on purpose: nothing to report.
+    if (location.closing.signal.aborted) return;
     options.onRefresh?.(failure === undefined ? 'success' : 'failure', failure);
-    const reported = slot.reported;
-    slot.reported = failure;
     if (failure === undefined) {
-      if (reported !== undefined) log?.info({ after: reported }, 'JWKS fetched again');
+      if (previous !== undefined) log?.info({ after: previous }, 'JWKS fetched again');
       return;
     }
-    if (failure === reported) return;
+    if (failure === previous) return;
     const held = usableKeys(options.now()) !== undefined;
     log?.warn(
       { reason: failure, keys_held: held },
@@ -163,10 +200,10 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
   }
 
   function refresh(): Promise<void> {
-    pending ??= fetchKeySet().then(settle, () => settle('jwks_unreachable')).finally(() => {
-      pending = undefined;
+    location.pending ??= fetchKeySet().then(settle, () => settle('jwks_unreachable')).finally(() => {
+      location.pending = undefined;
     });
-    return pending;
+    return location.pending;
   }
 
   async function getKey(header: JWSHeaderParameters, token: FlattenedJWSInput): Promise<CryptoKey> {
@@ -177,7 +214,7 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
       if (!set) throw unavailable();
     } else if (!isFresh(options.now())) {
       if (mayFetch(failureGap())) void refresh();
-      if (lastFailure !== undefined) options.onStaleServe?.();
+      if (location.lastFailure !== undefined) options.onStaleServe?.();
     }
     try {
       return await set.resolve(header, token);
@@ -193,55 +230,67 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
     token: FlattenedJWSInput,
     noMatch: errors.JWKSNoMatchingKey,
   ): Promise<CryptoKey> {
-    if (mayFetch(lastFailure === undefined ? options.cooldownMs : retryBackoff)) await refresh();
-    else if (lastFailure === undefined) throw noMatch;
+    if (mayFetch(location.lastFailure === undefined ? options.cooldownMs : retryBackoff)) await refresh();
+    else if (location.lastFailure === undefined) throw noMatch;
     const set = usableKeys(options.now());
-    if (lastFailure !== undefined || !set) throw unavailable();
+    if (location.lastFailure !== undefined || !set) throw unavailable();
     return set.resolve(header, token);
   }
 
   return {
     getKey,
-    generation: () => slot.generation,
-    hasKeys: () => slot.keys !== undefined,
+    generation: () => location.generation,
+    hasKeys: () => location.keys !== undefined,
     isFresh: () => isFresh(options.now()),
     refresh,
-    close: () => closing.abort(),
+    close: () => location.readers.delete(algorithms),
   };
 }
 
 /**
- * The keys of a JWKS answer that can verify signatures: `use` absent or `sig`, importing as a public key for their
- * algorithm. A set with any symmetric or private member is refused as a whole (B15): its publisher is confused.
+ * The keys of a JWKS answer that verify signatures with one of `algorithms` and import as public keys. A set with any
+ * symmetric or private member is refused as a whole (B15): its publisher is confused.
  */
-async function verificationKeys(body: unknown): Promise<KeySetAnswer> {
+async function verificationKeys(body: unknown, algorithms: ReadonlySet<JwtAlgorithm>): Promise<KeySetAnswer> {
   if (!isJsonObject(body) || !Array.isArray(body.keys)) return { failure: 'jwks_invalid' };
   const members: unknown[] = body.keys;
   if (!members.every((jwk): jwk is JWK => isJsonObject(jwk) && jwk.kty !== 'oct' && SECRET_MEMBERS.every((member) => !(member in jwk)))) {
     return { failure: 'jwks_invalid' };
   }
-  const imports = await Promise.all(members.map((jwk) => importsForSignatures(jwk)));
+  const imports = await Promise.all(members.map((jwk) => importsForSignatures(jwk, algorithms)));
   const keys = members.filter((_jwk, index) => imports[index]);
   return keys.length > 0 ? { keys } : { failure: 'jwks_no_usable_keys' };
 }
 
-/** Algorithm to import a key without `alg` for: any algorithm of its family checks the same key material. */
-const FAMILY_ALGORITHM: Readonly<Record<string, string>> = {
-  RSA: 'RS256',
-  'EC P-256': 'ES256',
-  'EC P-384': 'ES384',
-  'EC P-521': 'ES512',
-  'OKP Ed25519': 'Ed25519',
+/** The key type, and curve, each algorithm verifies with (RFC 7518 §3.3-3.5, RFC 8037 §3.1). */
+const KEY_TYPE: Readonly<Record<JwtAlgorithm, string>> = {
+  RS256: 'RSA',
+  RS384: 'RSA',
+  RS512: 'RSA',
+  PS256: 'RSA',
+  PS384: 'RSA',
+  PS512: 'RSA',
+  ES256: 'EC P-256',
+  ES384: 'EC P-384',
+  ES512: 'EC P-521',
+  EdDSA: 'OKP Ed25519',
+  Ed25519: 'OKP Ed25519',
 };
 
-function importAlgorithm(jwk: JWK): string | undefined {
-  if (typeof jwk.alg === 'string') return jwk.alg;
-  return FAMILY_ALGORITHM[jwk.crv === undefined ? String(jwk.kty) : `${String(jwk.kty)} ${jwk.crv}`];
+/**
+ * The allowed algorithm `jwk` verifies signatures with, or `undefined` when it is no signing key for any of them:
+ * `use` other than `sig`, `key_ops` without `verify`, an `alg` not allowed (an encryption algorithm such as
+ * RSA-OAEP or ECDH-ES, or a signature algorithm the route refuses), or a key type no allowed algorithm uses.
+ */
+function verificationAlgorithm(jwk: JWK, algorithms: ReadonlySet<JwtAlgorithm>): JwtAlgorithm | undefined {
+  if (jwk.use !== undefined && jwk.use !== 'sig') return undefined;
+  if (jwk.key_ops !== undefined && !(Array.isArray(jwk.key_ops) && jwk.key_ops.includes('verify'))) return undefined;
+  const keyType = jwk.crv === undefined ? String(jwk.kty) : `${String(jwk.kty)} ${String(jwk.crv)}`;
+  return [...algorithms].find((alg) => KEY_TYPE[alg] === keyType && (jwk.alg === undefined || jwk.alg === alg));
 }
 
-async function importsForSignatures(jwk: JWK): Promise<boolean> {
-  if (jwk.use !== undefined && jwk.use !== 'sig') return false;
-  const alg = importAlgorithm(jwk);
+async function importsForSignatures(jwk: JWK, algorithms: ReadonlySet<JwtAlgorithm>): Promise<boolean> {
+  const alg = verificationAlgorithm(jwk, algorithms);
   if (alg === undefined) return false;
   try {
     const key = await importJWK(jwk, alg);

@@ -6,9 +6,9 @@ import type { Logger } from 'pino';
 import type { JwtSettings } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
-import { bearerRefusal } from './bearer-claims.js';
+import { bearerRefusal, named } from './bearer-claims.js';
 import { discoverJwksUri } from './issuer-metadata.js';
-import { createJwksSource, createKeySetSlot, type KeySetSlot } from './jwks-source.js';
+import { closeJwksLocation, createJwksLocation, createJwksSource, type JwksLocation } from './jwks-source.js';
 import { parseScopeClaim } from './scopes.js';
 import { createSharedPool, type SharedPool } from './shared-pool.js';
 import type { AuthContext, TokenVerifier } from './types.js';
@@ -40,16 +40,17 @@ type ResultCache = LRUCache<string, CachedResult>;
 
 /**
  * What JWT verifiers share while any of them holds it, so a verifier built by a reload starts where the one it
- * replaces stands (checklist K8): the key set of a JWKS location (issuer and jwks_uri), and the verified-token
- * cache of identical settings. A new issuer or JWKS URL starts empty: it fails closed until its keys load.
+ * replaces stands (checklist K8): the key set and fetch state of a JWKS location (issuer and jwks_uri), shared by
+ * every route on it too (I7), and the verified-token cache of identical settings. A new issuer or JWKS URL starts
+ * empty: it fails closed until its keys load.
  */
 export interface JwtVerifierCaches {
-  readonly keySets: SharedPool<KeySetSlot>;
+  readonly jwksLocations: SharedPool<JwksLocation>;
   readonly results: SharedPool<ResultCache>;
 }
 
 export function createJwtVerifierCaches(): JwtVerifierCaches {
-  return { keySets: createSharedPool(), results: createSharedPool() };
+  return { jwksLocations: createSharedPool(closeJwksLocation), results: createSharedPool() };
 }
 
 /**
@@ -63,7 +64,7 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
   const fetchImpl = options.fetch ?? fetch;
   const toleranceSeconds = settings.clockTolerance / 1000;
   const caches = options.caches ?? createJwtVerifierCaches();
-  const keySet = caches.keySets.acquire(`${settings.issuer} ${settings.jwksUri?.href ?? '(discovered)'}`, createKeySetSlot);
+  const location = caches.jwksLocations.acquire(`${settings.issuer} ${settings.jwksUri?.href ?? '(discovered)'}`, createJwksLocation);
   // Any setting may change what a token verifies to, so only identical settings share verified tokens.
   const results = caches.results.acquire(JSON.stringify(settings), () => new LRUCache<string, CachedResult>({ max: RESULT_CACHE_SIZE }));
   let discovered: URL | undefined;
@@ -77,7 +78,8 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
     timeoutMs: settings.fetchTimeout,
     cooldownMs: settings.jwksCooldown,
     staleWindowMs: settings.jwksStaleWindow,
-    keySet: keySet.value,
+    algorithms: settings.algorithms,
+    location: location.value,
     logger: options.logger?.child({ component: 'jwks', issuer: settings.issuer }),
     onRefresh: (result, reason) => options.counters?.jwksRefresh?.(result, reason),
     onStaleServe: () => options.counters?.jwksStaleServe?.(),
@@ -126,7 +128,7 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
     },
     close() {
       keys.close();
-      keySet.release();
+      location.release();
       results.release();
       return Promise.resolve();
     },
@@ -170,8 +172,8 @@ function toAuthContext(payload: JWTPayload, settings: JwtSettings, nowSeconds: n
   if (settings.strictAudience && (audience.length !== 1 || audience[0] !== settings.audience)) {
     throw invalid('audience_not_exclusive');
   }
-  const subject = optionalString(payload, 'sub');
-  const clientId = optionalString(payload, 'client_id') ?? optionalString(payload, 'azp');
+  const subject = named(optionalString(payload, 'sub'));
+  const clientId = named(optionalString(payload, 'client_id')) ?? named(optionalString(payload, 'azp'));
   const refusal = bearerRefusal({ cnf: payload.cnf, subject, clientId });
   if (refusal) throw invalid(refusal);
   return {

@@ -5,15 +5,16 @@ export interface Lease<T> {
 }
 
 /**
- * Values shared by every holder of the same key for as long as one of them holds it, then dropped. Verifiers built
- * for a reloaded config acquire before the replaced ones release, so what they cache carries across a reload.
+ * Values shared by every holder of the same key for as long as one of them holds it, then dropped (and passed to
+ * `dispose`, when given). Verifiers built for a reloaded config acquire before the replaced ones release, so what
+ * they cache carries across a reload.
  */
 export interface SharedPool<T> {
   /** The value pooled under `key`, made by `create` when no holder has it. */
   acquire(key: string, create: () => T): Lease<T>;
 }
 
-export function createSharedPool<T>(): SharedPool<T> {
+export function createSharedPool<T>(dispose?: (value: T) => void): SharedPool<T> {
   const entries = new Map<string, { readonly value: T; holders: number }>();
   return {
     acquire(key, create) {
@@ -31,7 +32,9 @@ export function createSharedPool<T>(): SharedPool<T> {
           if (released) return;
           released = true;
           held.holders -= 1;
-          if (held.holders === 0) entries.delete(key);
+          if (held.holders > 0) return;
+          entries.delete(key);
+          dispose?.(held.value);
         },
       };
     },

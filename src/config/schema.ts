@@ -545,7 +545,7 @@ export const configSchema = z
           .int()
           .positive()
           .default(64)
-          .describe('SSE streams one principal (issuer, subject, client) may hold open on this gateway process; beyond: 429. Default: 64.'),
+          .describe('SSE streams one user (issuer and subject, through every client; a client without a subject on its own) may hold open on this gateway process; beyond: 429. Default: 64.'),
       })
       .superRefine((value, ctx) => {
         if (value.header_timeout > value.body_timeout) {

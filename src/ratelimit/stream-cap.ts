@@ -1,4 +1,3 @@
-import { principalOf } from '../auth/principal.js';
 import type { AuthContext } from '../auth/types.js';
 import { perObject } from '../memo.js';
 
@@ -14,9 +13,20 @@ export interface StreamCap {
   open(auth: AuthContext): number;
 }
 
+/**
+ * Whose streams count together: a user (issuer and subject) through every client, since a user who registers
+ * clients dynamically would otherwise get the cap once per client; a client acting for itself (no subject) on its
+ * own (issuer and client id).
+ */
+function capHolder(auth: AuthContext): string {
+  return JSON.stringify(
+    auth.subject === undefined ? [auth.issuer, 'client', auth.clientId ?? ''] : [auth.issuer, 'subject', auth.subject],
+  );
+}
+
 export function createStreamCap(): StreamCap {
   const counts = new Map<string, number>();
-  const keyOf = perObject((auth: AuthContext) => JSON.stringify(principalOf(auth)));
+  const keyOf = perObject(capHolder);
   return {
     acquire(auth, max) {
       const key = keyOf(auth);

@@ -77,6 +77,7 @@ describe('K4 no anonymous principal', () => {
   it.each([
     ['no sub, no client_id, no azp', { sub: undefined, client_id: undefined }],
     ['empty sub and client_id', { sub: '', client_id: '' }],
+    ['empty sub, client_id and azp', { sub: '', client_id: '', azp: '' }],
   ])('K4 JWT with %s → 401 invalid_token', async (_name, claims) => {
     await expectInvalidToken(await call('/jwt/mcp', await stack.issuer.mint({ aud: JWT_MCP, ...claims })));
   });
@@ -87,14 +88,28 @@ describe('K4 no anonymous principal', () => {
   });
 
   it.each([
+    ['an empty username', { username: '' }],
+    ['an empty username, sub and client_id', { username: '', sub: '', client_id: '' }],
+  ])('K4 introspection answer with %s → 401 invalid_token, not the shared principal "username:"', async (name, claims) => {
+    const token = `empty-${name.replace(/\W/g, '')}`;
+    answers.set(token, claims);
+    await expectInvalidToken(await call('/opaque/mcp', token));
+  });
+
+  it.each([
     ['sub only', { sub: 'alice', client_id: undefined }],
     ['azp only (a client)', { sub: undefined, client_id: undefined, azp: 'ci-bot' }],
+    ['empty sub and client_id next to an azp', { sub: '', client_id: '', azp: 'ci-bot' }],
   ])('K4 control: a JWT with %s is a principal', async (_name, claims) => {
     expect((await call('/jwt/mcp', await stack.issuer.mint({ aud: JWT_MCP, ...claims }))).status).toBe(200);
   });
 
-  it('K4 control: introspection username alone is a principal, distinct per user', async () => {
-    answers.set('by-username', { username: 'bob' });
-    expect((await call('/opaque/mcp', 'by-username')).status).toBe(200);
+  it.each([
+    ['username alone', { username: 'bob' }],
+    ['username next to an empty sub', { sub: '', username: 'bob' }],
+  ])('K4 control: an introspection answer with %s is a principal', async (name, claims) => {
+    const token = `named-${name.replace(/\W/g, '')}`;
+    answers.set(token, claims);
+    expect((await call('/opaque/mcp', token)).status).toBe(200);
   });
 });

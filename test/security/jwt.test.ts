@@ -7,7 +7,7 @@ import type { CryptoKey, JWK } from 'jose';
 import type { Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { JWKS_MAX_AGE_MS, JWKS_RETRY_BACKOFF_MS } from '../../src/auth/jwks-source.js';
-import { createJwtVerifier } from '../../src/auth/jwt-verifier.js';
+import { createJwtVerifier, createJwtVerifierCaches, type JwtVerifierCaches } from '../../src/auth/jwt-verifier.js';
 import type { TokenVerifier } from '../../src/auth/types.js';
 import type { JwtSettings } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
@@ -88,6 +88,7 @@ let rs1: SigningKey;
 let rs512: SigningKey;
 let ps256: SigningKey;
 let evil: SigningKey;
+let ed: SigningKey;
 
 /** Mutable per test, reset in beforeEach. */
 let jwks: unknown;
@@ -96,13 +97,14 @@ let documents: Map<string, unknown>;
 let clock: number;
 
 beforeAll(async () => {
-  [es1, es2, rs1, rs512, ps256, evil] = await Promise.all([
+  [es1, es2, rs1, rs512, ps256, evil, ed] = await Promise.all([
     makeKey('es-1', 'ES256'),
     makeKey('es-2', 'ES256'),
     makeKey('rs-1', 'RS256'),
     makeKey('rs-512', 'RS512'),
     makeKey('ps-1', 'PS256'),
     makeKey('evil-1', 'ES256'),
+    makeKey('ed-1', 'Ed25519'),
   ]);
   as = await listen((request, response) => {
     const path = request.url ?? '';
@@ -184,19 +186,21 @@ const counters = {
   },
 };
 
-function verifier(overrides: Partial<JwtSettings> = {}, fetchImpl?: typeof fetch, logger?: Logger): TokenVerifier {
-  const created = createJwtVerifier(settings(overrides), {
-    now: () => clock,
-    counters,
-    ...(fetchImpl ? { fetch: fetchImpl } : {}),
-    ...(logger ? { logger } : {}),
-  });
+interface VerifierDeps {
+  readonly fetch?: typeof fetch;
+  readonly logger?: Logger;
+  /** Shared as the routes of one gateway, and its runtimes across reloads, share them. */
+  readonly caches?: JwtVerifierCaches;
+}
+
+function verifier(overrides: Partial<JwtSettings> = {}, deps: VerifierDeps = {}): TokenVerifier {
+  const created = createJwtVerifier(settings(overrides), { now: () => clock, counters, ...deps });
   verifiers.push(created);
   return created;
 }
 
-async function warmVerifier(overrides: Partial<JwtSettings> = {}): Promise<TokenVerifier> {
-  const created = verifier(overrides);
+async function warmVerifier(overrides: Partial<JwtSettings> = {}, deps: VerifierDeps = {}): Promise<TokenVerifier> {
+  const created = verifier(overrides, deps);
   await created.warm();
   expect(created.isReady()).toBe(true);
   return created;
@@ -300,6 +304,15 @@ describe('accepted tokens', () => {
     await expectInvalid(verifying, await mint({ claims: { client_id: ['a'] } }), 'claim_type');
   });
 
+  it.each([
+    ['an empty sub', { sub: '' }, { subject: undefined, clientId: 'client-1' }],
+    ['an empty client_id next to an azp', { client_id: '', azp: 'spa' }, { subject: 'user-1', clientId: 'spa' }],
+    ['an empty azp', { client_id: undefined, azp: '' }, { subject: 'user-1', clientId: undefined }],
+  ])('K4 %s counts as absent: no principal is named by an empty string', async (_case, claims, identity) => {
+    const verifying = await warmVerifier();
+    await expect(verifying.verify(await mint({ claims }))).resolves.toMatchObject(identity);
+  });
+
   it('a verified token is served from the result cache without another JWKS fetch', async () => {
     const verifying = await warmVerifier();
     const token = await mint();
@@ -380,7 +393,7 @@ describe('B — signature, algorithm, keys', () => {
       fetched.push(input instanceof Request ? input.url : String(input));
       return fetch(input, init);
     };
-    const verifying = verifier({}, spy);
+    const verifying = verifier({}, { fetch: spy });
     // Signed by the attacker with a kid only the attacker's set has → invalid.
     await expectInvalid(verifying, await mint({ key: evil, header: header(attacker.origin) }));
     // Signed by the real key with the same header → accepted: the header is ignored, not trusted.
@@ -774,12 +787,29 @@ describe('I — JWKS faults', () => {
 });
 
 describe('K9 — a JWKS answer never makes things worse', () => {
+  /** A key of the AS marked as an encryption key by its `alg` alone, as some servers publish them. */
+  const encryptionOnly = (key: SigningKey, alg: string): JWK => ({ ...key.publicJwk, use: undefined, alg });
   /** Same coordinates as a real key, but not a point of the curve: parses as a JWK, fails to import. */
   const offCurve = (jwk: JWK, kid: string): JWK => ({ ...jwk, kid, y: base64url.encode(new Uint8Array(32).fill(7)) });
 
   const badAnswers: [string, () => unknown, string][] = [
     ['an empty key list', () => ({ keys: [] }), 'jwks_no_usable_keys'],
     ['only encryption keys', () => ({ keys: [{ ...es2.publicJwk, use: 'enc' }] }), 'jwks_no_usable_keys'],
+    [
+      'encryption keys marked only by alg (RSA-OAEP, ECDH-ES, ECDH-ES+A256KW)',
+      () => ({ keys: [encryptionOnly(rs1, 'RSA-OAEP'), encryptionOnly(es1, 'ECDH-ES'), encryptionOnly(es2, 'ECDH-ES+A256KW')] }),
+      'jwks_no_usable_keys',
+    ],
+    [
+      'keys whose key_ops lack verify (none listed, encryption only)',
+      () => ({ keys: [{ ...es2.publicJwk, use: undefined, key_ops: [] }, { ...rs1.publicJwk, use: undefined, key_ops: ['encrypt', 'wrapKey'] }] }),
+      'jwks_no_usable_keys',
+    ],
+    [
+      'signing keys only for algorithms the route does not allow (RS512 by alg, Ed25519 by key type)',
+      () => ({ keys: [{ ...rs512.publicJwk, alg: 'RS512' }, ed.publicJwk] }),
+      'jwks_no_usable_keys',
+    ],
     ['keys that all fail to import (off the curve, RSA under 2048 bits)', () => ({ keys: [offCurve(es2.publicJwk, 'es-2'), { kty: 'RSA', kid: 'rs-x', n: 'AQAB', e: 'AQAB' }] }), 'jwks_no_usable_keys'],
     ['a key of an unknown type', () => ({ keys: [{ kty: 'XYZ', kid: 'x' }] }), 'jwks_no_usable_keys'],
     ['no keys member', () => ({ issuer: ISSUER }), 'jwks_invalid'],
@@ -799,6 +829,19 @@ describe('K9 — a JWKS answer never makes things worse', () => {
     expect(verifying.isReady()).toBe(true);
   });
 
+  it('K9 routes on one JWKS location share its key set: a key counts while one of them allows its algorithm', async () => {
+    const caches = createJwtVerifierCaches();
+    jwks = { keys: [{ ...rs512.publicJwk, alg: 'RS512' }] };
+    const esRoute = verifier({ algorithms: ['ES256'] }, { caches });
+    const rsRoute = verifier({ algorithms: ['RS512'] }, { caches });
+    await expect(rsRoute.verify(await mint({ key: rs512 }))).resolves.toMatchObject({ subject: 'user-1' });
+    await rsRoute.close();
+    // Only the ES256 route is left: the same answer has nothing it can verify with, so it is refused.
+    clock += 30_000;
+    await expectUnavailable(esRoute, await mint({ key: es2 }), 'jwks_no_usable_keys');
+    expect(refreshes).toEqual(['success', 'jwks_no_usable_keys']);
+  });
+
   it('K9 keys that fail to import are dropped; the rest of the answer is used', async () => {
     jwks = { keys: [offCurve(es1.publicJwk, 'broken'), es1.publicJwk] };
     const verifying = await warmVerifier();
@@ -808,7 +851,7 @@ describe('K9 — a JWKS answer never makes things worse', () => {
 
   it('K9 a refused answer is logged once per reason, never with its body; the recovery once', async () => {
     const logs = captureLogs();
-    const verifying = verifier({}, undefined, logs.logger);
+    const verifying = verifier({}, { logger: logs.logger });
     await verifying.warm();
     jwks = { keys: [], note: 'body-canary-2f9c' };
     for (let attempt = 0; attempt < 3; attempt += 1) {
@@ -864,7 +907,7 @@ describe('K9 — a JWKS answer never makes things worse', () => {
   it('K9 a start with the JWKS down: one warning, 503s without a fetch per request, recovery on the first request after it is back', async () => {
     jwksMode = 'status';
     const logs = captureLogs();
-    const verifying = verifier({}, undefined, logs.logger);
+    const verifying = verifier({}, { logger: logs.logger });
     await verifying.warm();
     expect(verifying.isReady()).toBe(false);
     for (let request = 0; request < 5; request += 1) await expectUnavailable(verifying, await mint(), 'jwks_status');
@@ -882,6 +925,83 @@ describe('K9 — a JWKS answer never makes things worse', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ reason: 'jwks_status', issuer: ISSUER, msg: expect.stringContaining('503') as unknown });
     expect(lines.filter((line) => line.msg === 'JWKS fetched again')).toHaveLength(1);
+  });
+});
+
+describe('K9/I7 — one fetch policy per JWKS location, across routes and reloads', () => {
+  const NOTES = 'https://mcp.example.com/notes/mcp';
+  let caches: JwtVerifierCaches;
+
+  beforeEach(() => {
+    caches = createJwtVerifierCaches();
+  });
+
+  /** A route on the default issuer and JWKS URL, its verifier built as a gateway builds them: with shared caches. */
+  const route = (audience: string, logger?: Logger): TokenVerifier =>
+    verifier({ audience }, { caches, ...(logger && { logger }) });
+
+  it('K9/I7 two routes on one issuer under a random-kid flood: at most one JWKS fetch per cooldown in total', async () => {
+    const [calc, notes] = [route(RESOURCE), route(NOTES)];
+    await Promise.all([calc.warm(), notes.warm()]);
+    expect(as.count(JWKS_PATH)).toBe(1);
+    const floodMs = 200_000;
+    for (let index = 0; index < 200; index += 1) {
+      clock += floodMs / 200;
+      const token = await mint({ key: es2, header: { kid: `random-${index}` } });
+      await expectInvalid(index % 2 === 0 ? calc : notes, token, 'ERR_JWKS_NO_MATCHING_KEY');
+    }
+    expect(as.count(JWKS_PATH) - 1).toBeLessThanOrEqual(floodMs / settings().jwksCooldown);
+  });
+
+  it('K9/I7 a reload keeps the cooldown: the replacing verifier fetches nothing for unknown kids within it', async () => {
+    const replaced = route(RESOURCE);
+    await replaced.warm();
+    clock += 1_000;
+    // A reload builds the new runtime's verifiers before it closes the replaced ones.
+    const replacing = route(RESOURCE);
+    await replacing.warm();
+    await replaced.close();
+    await expectInvalid(replacing, await mint({ key: es2 }), 'ERR_JWKS_NO_MATCHING_KEY');
+    expect(as.count(JWKS_PATH)).toBe(1);
+    clock += settings().jwksCooldown;
+    await expectInvalid(replacing, await mint({ key: es2 }), 'ERR_JWKS_NO_MATCHING_KEY');
+    expect(as.count(JWKS_PATH)).toBe(2);
+  });
+
+  it('K9/I7 while the JWKS is down, routes on one issuer share the retry backoff and the outage is logged once', async () => {
+    jwksMode = 'status';
+    const logs = captureLogs();
+    const [calc, notes] = [route(RESOURCE, logs.logger), route(NOTES, logs.logger)];
+    await expectUnavailable(calc, await mint(), 'jwks_status');
+    await expectUnavailable(notes, await mint({ claims: { aud: NOTES } }), 'jwks_status');
+    expect(as.count(JWKS_PATH)).toBe(1);
+    clock += JWKS_RETRY_BACKOFF_MS;
+    await expectUnavailable(notes, await mint({ claims: { aud: NOTES } }), 'jwks_status');
+    expect(as.count(JWKS_PATH)).toBe(2);
+    const warnings = logs.lines.filter((line) => (JSON.parse(line) as { level: number }).level === 40);
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('I6 closing one route\'s verifier leaves the fetch it started to the other routes (one fetch for both)', async () => {
+    let fetchStarted = (): void => undefined;
+    const started = new Promise<void>((resolve) => (fetchStarted = resolve));
+    let answer = (): void => undefined;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const held: typeof fetch = async (input, init) => {
+      fetchStarted();
+      await answered;
+      return fetch(input, init);
+    };
+    const calc = verifier({}, { caches, fetch: held });
+    const notes = verifier({ audience: NOTES }, { caches, fetch: held });
+    const calcVerifying = calc.verify(await mint());
+    await started;
+    const notesVerifying = notes.verify(await mint({ claims: { aud: NOTES } }));
+    await calc.close();
+    answer();
+    await expect(notesVerifying).resolves.toMatchObject({ audience: [NOTES] });
+    await expect(calcVerifying).resolves.toMatchObject({ audience: [RESOURCE] });
+    expect(as.count(JWKS_PATH)).toBe(1);
   });
 });
 

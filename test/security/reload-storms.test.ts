@@ -2,6 +2,7 @@ import { mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CompiledConfig } from '../../src/config/types.js';
 import { createConfigReloader, type ConfigReloader } from '../../src/reload/config-reloader.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 import { oneRouteYaml } from '../helpers/config-yaml.js';
@@ -11,6 +12,7 @@ import { oneRouteYaml } from '../helpers/config-yaml.js';
 let dir: string;
 let file: string;
 let applied: number;
+let lastApplied: CompiledConfig | undefined;
 let invalid: number;
 let logs: string[];
 let reloader: ConfigReloader;
@@ -20,13 +22,15 @@ beforeEach(async () => {
   file = join(dir, 'gateway.yaml');
   await writeFile(file, oneRouteYaml('/calc/mcp'));
   applied = 0;
+  lastApplied = undefined;
   invalid = 0;
   const captured = captureLogs();
   logs = captured.lines;
   reloader = await createConfigReloader({
     file,
-    apply: () => {
+    apply: (config) => {
       applied += 1;
+      lastApplied = config;
       return Promise.resolve();
     },
     onInvalid: () => (invalid += 1),
@@ -69,6 +73,24 @@ describe('K13 reload storms', () => {
     expect(await reloader.reload('signal')).toEqual({ result: 'success' });
     expect(await reloader.reload('signal')).toEqual({ result: 'success' });
     expect(applied).toBe(2);
+  });
+
+  it('K13 a ${file:} secret rotated under unchanged config bytes: file events skip it, SIGHUP reads and applies it', async () => {
+    const tokenFile = join(dir, 'upstream-token');
+    await writeFile(tokenFile, 'token-before');
+    await writeFile(file, oneRouteYaml('/calc/mcp').replace('upstream: { url: "http://127.0.0.1:3000/mcp" }', `upstream: { url: "http://127.0.0.1:3000/mcp", auth: { type: bearer, token: "\${file:${tokenFile}}" } }`));
+    const upstreamToken = (): string | undefined => {
+      const auth = lastApplied?.routes[0]?.upstream.auth;
+      return auth?.type === 'bearer' ? auth.token.reveal() : undefined;
+    };
+    expect(await reloader.reload('file')).toEqual({ result: 'success' });
+    expect(upstreamToken()).toBe('token-before');
+
+    await writeFile(tokenFile, 'token-after');
+    expect(await reloader.reload('file')).toEqual({ result: 'unchanged' });
+    expect(upstreamToken()).toBe('token-before');
+    expect(await reloader.reload('signal')).toEqual({ result: 'success' });
+    expect(upstreamToken()).toBe('token-after');
   });
 
   it('K13 going back to content that failed before is tried again only by a signal or a change', async () => {

@@ -23,4 +23,16 @@ describe('createSharedPool', () => {
     first.release();
     expect(pool.acquire('a', () => ({})).value).not.toBe(first.value);
   });
+
+  it('the value is disposed once, when its last holder releases it', () => {
+    const disposed: string[] = [];
+    const pool = createSharedPool<string>((value) => disposed.push(value));
+    const first = pool.acquire('issuer', () => 'keys');
+    const second = pool.acquire('issuer', () => 'other');
+    first.release();
+    expect(disposed).toEqual([]);
+    second.release();
+    second.release();
+    expect(disposed).toEqual(['keys']);
+  });
 });
