@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors.js';
 import { inspectJsonRpcBody } from '../policy/jsonrpc.js';
-import { mirroredHeadersProblem } from '../policy/mcp-headers.js';
+import { mirroredHeadersProblem, paramHeadersProblem } from '../policy/mcp-headers.js';
 import { hasUnparsableResourceUri } from '../policy/required-scopes.js';
 import type { RouteRuntime } from '../runtime.js';
 import { singleHeader, type RequestFacts } from './facts.js';
@@ -9,10 +9,15 @@ import type { DecisionState } from './state.js';
 /**
  * Step 5a: the POST body is one JSON-RPC message (else 400 -32600), its mirrored headers say what the body says
  * (else 400 -32020), and a resource it names can be placed by the route's resource policies (else 400 -32602).
- * GET and DELETE carry no message: only the route's scopes apply to them.
+ * GET and DELETE carry no message: only the route's scopes and the Mcp-Param-* header rules apply to them.
  */
 export function readMessage(entry: RouteRuntime, facts: RequestFacts, state: DecisionState, body: Buffer | undefined): void {
-  if (facts.method !== 'POST') return;
+  if (facts.method !== 'POST') {
+    // No message to mirror, but the upstream still sees any Mcp-Param-* headers: the same rules for them.
+    const problem = paramHeadersProblem(facts.headers);
+    if (problem) throw new GatewayError('header_mismatch', { reason: problem });
+    return;
+  }
   const inspection = inspectJsonRpcBody(body ?? EMPTY, singleHeader(facts.headers, 'content-type'));
   if (inspection.kind === 'invalid') {
     state.jsonRpcId = inspection.id;

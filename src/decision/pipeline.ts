@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors.js';
-import { declaredProtocolVersion, requiresMirroredHeaders } from '../policy/mcp-headers.js';
+import { declaredProtocolVersion, paramHeadersProblem, requiresMirroredHeaders } from '../policy/mcp-headers.js';
 import { dependsOnMessage, hasUnparsableResourceUri } from '../policy/required-scopes.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
 import { methodAnswer, type EarlyAnswer } from './answers.js';
@@ -60,6 +60,8 @@ export async function authorize(facts: RequestFacts, state: DecisionState, body:
 export async function authorizeWithoutBody(facts: RequestFacts, state: DecisionState): Promise<void> {
   const { entry, auth } = admitted(state);
   const { policy } = entry.route;
+  const paramProblem = paramHeadersProblem(facts.headers);
+  if (paramProblem) throw new GatewayError('header_mismatch', { reason: paramProblem });
   if (facts.method === 'POST' && dependsOnMessage(policy)) {
     if (!requiresMirroredHeaders(declaredProtocolVersion(facts.headers))) {
       throw new GatewayError('body_required', { reason: 'operation_policy_without_body' });

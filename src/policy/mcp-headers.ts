@@ -84,13 +84,15 @@ function isRequest(message: JsonRpcMessageFacts): boolean {
  * `Mcp-Param-tenant-id`) are refused: CGI/WSGI-style servers fold them into one variable, and which value wins
  * would be theirs to pick.
  */
-function paramsProblem(headers: RequestHeaders): HeaderMismatchReason | undefined {
-  const folded = new Set<string>();
-  for (const name of Object.keys(headers)) {
+export function paramHeadersProblem(headers: RequestHeaders): HeaderMismatchReason | undefined {
+  // Made on the first Mcp-Param header: most requests carry none.
+  let folded: Set<string> | undefined;
+  for (const name in headers) {
     const value = headers[name];
     if (!name.startsWith(MCP_PARAM_PREFIX) || value === undefined) continue;
     if (decodeMcpHeaderValue(value) === undefined) return 'mcp_param_invalid';
     const key = name.replaceAll('_', '-');
+    folded ??= new Set();
     if (folded.has(key)) return 'mcp_param_twins';
     folded.add(key);
   }
@@ -128,5 +130,5 @@ export function mirroredHeadersProblem(headers: RequestHeaders, message: JsonRpc
   if (message.protocolVersion !== undefined && message.protocolVersion !== headers['mcp-protocol-version']) {
     return 'protocol_version_differs';
   }
-  return paramsProblem(headers);
+  return paramHeadersProblem(headers);
 }

@@ -103,6 +103,16 @@ describe('MCP 2026-07-28 mirrored headers at the gateway', () => {
     await expectHeaderMismatch(await post(payload, { ...headers, 'mcp-param-tenant_id': 'acme', 'mcp-param-tenant-id': 'other' }));
   });
 
+  it.each(['GET', 'DELETE'])('%s: Mcp-Param-* twins or invalid values → 400 -32020 as on POST (the upstream sees the headers either way)', async (method) => {
+    const cases: Record<string, string>[] = [{ 'mcp-param-tenant_id': 'a', 'mcp-param-tenant-id': 'b' }, { 'mcp-param-region': '=?base64?not base64?=' }];
+    for (const params of cases) {
+      const response = await fetch(`${stack.gw.url}/calc/mcp`, { method, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...v, ...params } });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ error: { code: -32020 } });
+    }
+    expect(stack.upstream.requests).toHaveLength(0);
+  });
+
   it('requests declaring 2025-11-25 (or nothing) keep working without the mirrored headers', async () => {
     expect((await post(body('tools/call', { name: 'add' }, null), { 'mcp-protocol-version': '2025-11-25' })).status).toBe(200);
     expect((await post(body('tools/call', { name: 'add' }, null), {})).status).toBe(200);
