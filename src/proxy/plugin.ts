@@ -17,7 +17,7 @@ import { requiredScopes } from '../policy/required-scopes.js';
 import type { StreamCap } from '../ratelimit/stream-cap.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
 import { upstreamRequestHeaders, upstreamResponseHeaders } from './headers.js';
-import { createSseRewriter, MAX_FILTERED_MESSAGE_BYTES, readCapped, rewriteJsonBody, type MessageRewrite } from './list-filter.js';
+import { createSseRewriter, MAX_FILTERED_MESSAGE_BYTES, readCapped, rewriteJsonBody, unfilterable, type MessageRewrite } from './list-filter.js';
 import { classifyUpstreamFailure } from './upstream-errors.js';
 
 export interface ProxyRoutesOptions {
@@ -148,8 +148,10 @@ function takeStreamSlot(request: FastifyRequest, reply: FastifyReply, { state }:
   return release;
 }
 
-/** The answer cannot be filtered as `policy.hide_unauthorized` requires: refused rather than relayed unfiltered. */
-const unfilterable = () => new GatewayError('upstream_unreachable', { reason: 'list_response_unfilterable' });
+/** Statuses whose body a client may read as the answer: any 2xx (the SDK client reads all but 202). */
+function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
 
 /**
  * Sends the upstream's answer, rewriting the one list result when hiding entries (fails closed). The upstream's
@@ -166,9 +168,9 @@ async function relay(
   const contentType = response.headers['content-type'];
   const eventStream = isEventStream(contentType);
   const relayStatusAndHeaders = () => reply.code(response.statusCode).headers(upstreamResponseHeaders(response.headers));
-  if (rewrite && response.statusCode === 200) {
+  if (rewrite && isSuccess(response.statusCode)) {
     const encoding = response.headers['content-encoding'];
-    if (encoding !== undefined && encoding !== 'identity') throw unfilterable();
+    if (encoding !== undefined && encoding !== 'identity') throw unfilterable('list_response_encoded');
     if (eventStream) {
       relayStatusAndHeaders().removeHeader('content-length');
       void reply.send(pipeline(response.body, createSseRewriter(rewrite), () => undefined));
@@ -177,7 +179,7 @@ async function relay(
     }
     const body = isJsonMediaType(contentType) ? await readCapped(response.body, MAX_FILTERED_MESSAGE_BYTES) : undefined;
     const rewritten = body && rewriteJsonBody(body, rewrite);
-    if (!rewritten) throw unfilterable();
+    if (!rewritten) throw unfilterable('list_response_unfilterable');
     void relayStatusAndHeaders().header('content-length', String(rewritten.length)).send(rewritten);
     return;
   }

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -6,6 +6,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { jwtRoute, setupJwtStack } from '../helpers/jwt-stack.js';
+import { bodyReader, openEventStream } from '../helpers/sse.js';
 
 /**
  * K1, K2, K5: object policies hold whatever spelling or method names the object. The upstream is the official
@@ -181,6 +182,81 @@ describe('K5 a message whose JSON-RPC shape policy cannot trust is refused befor
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
     expect(stack.upstream.requests.length).toBe(before);
+  });
+
+  /** A resources/list result holding the secret, answering request `id`. */
+  const secretList = (id: unknown) =>
+    JSON.stringify({ jsonrpc: '2.0', id, result: { resources: [{ uri: 'file:///secret.txt', name: 'secret-entry' }, { uri: 'file:///ok', name: 'o' }] } });
+  const LIST = '{"jsonrpc":"2.0","id":5,"method":"resources/list"}';
+
+  it.each([
+    ['id null (what JSON.stringify makes of an id it cannot write)', secretList(null)],
+    ['another id', secretList(6)],
+    ['the id as a string', secretList('5')],
+    ['no id', JSON.stringify({ jsonrpc: '2.0', result: { resources: [{ uri: 'file:///secret.txt', name: 'secret-entry' }] } })],
+    ['a method beside the result', JSON.stringify({ ...(JSON.parse(secretList(5)) as object), method: 'notifications/message' })],
+    ['a batch holding the result', `[${secretList(5)}]`],
+  ])('K5 a JSON answer to a filtered list that does not match the request (%s) → 502, never relayed unfiltered', async (_name, answer) => {
+    stack.upstream.respondWith((_request, response) => {
+      response.setHeader('content-type', 'application/json');
+      response.end(answer);
+    });
+    const response = await call('/recorded/mcp', ROUTE_ONLY, LIST);
+    expect(response.status).toBe(502);
+    expect(await response.text()).not.toContain('secret-entry');
+  });
+
+  it('K5 a 2xx answer other than 200 is filtered too', async () => {
+    stack.upstream.respondWith((_request, response) => {
+      response.writeHead(203, { 'content-type': 'application/json' });
+      response.end(secretList(5));
+    });
+    const response = await call('/recorded/mcp', ROUTE_ONLY, LIST);
+    expect(response.status).toBe(203);
+    expect(await response.text()).not.toContain('secret-entry');
+  });
+
+  it.each([
+    ['data that is not JSON (a Python client reads NaN)', `data: ${secretList(5).replace('"name":"o"', '"name":"o","x":NaN')}\n\n`],
+    ['a result for another id', `data: ${secretList(6)}\n\n`],
+  ])('K5 an SSE answer to a filtered list carrying %s → the stream fails, the list never arrives', async (_name, event) => {
+    let upstreamResponse: ServerResponse | undefined;
+    stack.upstream.respondWith((_request, response) => {
+      openEventStream(response, '{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"listing"}}');
+      upstreamResponse = response;
+    });
+    const response = await call('/recorded/mcp', ROUTE_ONLY, LIST);
+    expect(response.status).toBe(200);
+    const reader = bodyReader(response);
+    // Messages before the response pass as they come: notifications are not filtered.
+    await reader.until('"listing"');
+    upstreamResponse?.end(event);
+    const rest = await reader.rest();
+    expect(rest.clean).toBe(false);
+    expect(rest.text).not.toContain('secret-entry');
+  });
+
+  it('K5 an SSE answer whose first event cannot be filtered → 502', async () => {
+    stack.upstream.respondWith((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.end(`data: ${secretList(null)}\n\n`);
+    });
+    const response = await call('/recorded/mcp', ROUTE_ONLY, LIST);
+    expect(response.status).toBe(502);
+    expect(await response.text()).not.toContain('secret-entry');
+  });
+
+  it('K5 control: an SSE answer with a priming event, a notification and the matching result is filtered and complete', async () => {
+    stack.upstream.respondWith((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.end(`id: p\ndata: \n\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}\n\ndata: ${secretList(5)}\n\n`);
+    });
+    const response = await call('/recorded/mcp', ROUTE_ONLY, LIST);
+    expect(response.status).toBe(200);
+    const rest = await bodyReader(response).rest();
+    expect(rest.clean).toBe(true);
+    expect(rest.text).toContain('"name":"o"');
+    expect(rest.text).not.toContain('secret-entry');
   });
 
   it('K5 control: the same list request with a valid id is forwarded and filtered', async () => {
