@@ -14,7 +14,7 @@ import type {
   TokenEndpointSettings,
   UpstreamAuth,
 } from './types.js';
-import { normalizeResourceUri } from './resource-uri.js';
+import { normalizeResourceUri, resourceUriForm } from './resource-uri.js';
 import { isInsecureHttp, isLoopbackHost } from './url.js';
 
 /** RFC 9728 §3.1: the PRM path is this prefix followed by the resource's path. */
@@ -395,20 +395,27 @@ function uniquenessProblems(raw: readonly RawRoute[], routes: readonly PartialRo
   return [...problems.values()];
 }
 
+/** Why a `policy.resources` key has no normal form. */
+const REFUSED_RESOURCE_KEY = {
+  not_a_uri: 'must be an absolute URI (scheme:...)',
+  ambiguous_separator: "must not hold an encoded '/', '\\' or NUL (%2F, %5C, %00) or a '\\' in its host or path: servers resolve those differently",
+} as const;
+
 /**
- * `policy.resources` keys are compared in their normal form (src/policy/resource-uri.ts): each must have one, and
- * two keys must not name the same resource, or one spelling's scopes would silently replace the other's.
+ * `policy.resources` keys are compared in their normal form (src/config/resource-uri.ts): each must have one, and
+ * two keys must not name the same resource (also when they differ only in query or userinfo, which the normal form
+ * drops), or one spelling's scopes would silently replace the other's.
  */
 function resourcePolicyProblems(raw: readonly RawRoute[]): ConfigProblem[] {
   return raw.flatMap((route, index) => {
     const seen = new Map<string, string>();
     return Object.keys(route.policy.resources).flatMap((uri): ConfigProblem[] => {
       const path = `routes.${index}.policy.resources.${uri}`;
-      const normal = normalizeResourceUri(uri);
-      if (normal === undefined) return [{ path, message: 'must be an absolute URI (scheme:...)' }];
-      const first = seen.get(normal);
-      seen.set(normal, uri);
-      return first === undefined ? [] : [{ path, message: `names the same resource as "${first}" (both normalise to "${normal}")` }];
+      const form = resourceUriForm(uri);
+      if ('refused' in form) return [{ path, message: REFUSED_RESOURCE_KEY[form.refused] }];
+      const first = seen.get(form.normal);
+      seen.set(form.normal, uri);
+      return first === undefined ? [] : [{ path, message: `names the same resource as "${first}" (both normalise to "${form.normal}")` }];
     });
   });
 }

@@ -29,7 +29,7 @@ function target(
  * Every scope one request needs: the route's, then the method's, then those of the tool / resource / prompt it
  * names (every method that names one, checklist K2), deduplicated in that order (the order of the 403
  * challenge). Without a message (GET, DELETE) only the route's. A named operand that is missing, not a string or
- * (for resources) not a URI needs the scopes of every configured operand of that kind: the upstream decides what
+ * (for resources) without a normal form needs the scopes of every configured operand of that kind: the upstream decides what
  * it runs, so an unreadable name must not be the cheap one.
  */
 export function requiredScopes(policy: PolicySettings, message: JsonRpcMessageFacts | undefined): string[] {
@@ -46,10 +46,11 @@ export function requiredScopes(policy: PolicySettings, message: JsonRpcMessageFa
 }
 
 /**
- * A request that names a resource the policy cannot place: its URI does not parse, on a route with resource
- * policies (→ 400). Without resource policies any URI is the upstream's business.
+ * A request that names a resource the policy cannot place, on a route with resource policies (→ 400): its URI has
+ * no normal form (it does not parse, or an encoded `/`, `\` or NUL makes its path ambiguous; config/resource-uri.ts).
+ * Without resource policies any URI is the upstream's business.
  */
-export function hasUnparsableResourceUri(policy: PolicySettings, message: JsonRpcMessageFacts): boolean {
+export function hasUnplaceableResourceUri(policy: PolicySettings, message: JsonRpcMessageFacts): boolean {
   return (
     policy.resources.size > 0 &&
     message.resourceUri !== undefined &&

@@ -1,5 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -18,6 +19,15 @@ const SECRET_TEXT = 'the secret itself';
 
 let sdkUpstream: { url: string; close(): Promise<void> };
 
+/**
+ * How servers that resolve a URI rather than look it up find a resource: a file server through fileURLToPath (which
+ * ignores query and fragment), others by host, as DNS reads it, and path (ignoring userinfo and query).
+ */
+function resolvesToSecret(uri: URL): boolean {
+  if (uri.protocol === 'file:') return fileURLToPath(uri) === '/secret.txt';
+  return `${uri.hostname.replace(/\.$/, '')}${uri.pathname}` === 'docs.example.com/secret';
+}
+
 function sdkServer(): McpServer {
   const server = new McpServer({ name: 'files', version: '1.0.0' });
   server.registerResource('secret', 'file:///secret.txt', {}, (uri) => ({ contents: [{ uri: uri.href, text: SECRET_TEXT }] }));
@@ -28,6 +38,10 @@ function sdkServer(): McpServer {
     {},
     (uri) => ({ contents: [{ uri: uri.href, text: 'note' }] }),
   );
+  // Registered last: every URI no resource or template above takes is resolved.
+  server.registerResource('resolved', new ResourceTemplate('{+uri}', { list: undefined }), {}, (uri) => ({
+    contents: [{ uri: uri.href, text: resolvesToSecret(uri) ? SECRET_TEXT : 'other' }],
+  }));
   server.registerPrompt('leak', { argsSchema: { topic: completable(z.string(), () => ['internal-plans']) } }, () => ({
     messages: [{ role: 'user', content: { type: 'text', text: 'x' } }],
   }));
@@ -66,7 +80,7 @@ ${jwtRoute('files', { issuer: target.issuer, upstream: sdkUpstream })}
     sessions: { bind: false }
     policy:
       scopes: [mcp]
-      resources: { "file:///secret.txt": [files:secret], "notes://{id}": [notes:read] }
+      resources: { "file:///secret.txt": [files:secret], "https://docs.example.com/secret": [files:secret], "notes://{id}": [notes:read] }
       prompts: { leak: [prompts:leak] }
 ${jwtRoute('recorded', target)}
     sessions: { bind: false }
@@ -90,16 +104,40 @@ async function call(path: string, scope: string, body: unknown): Promise<Respons
 const rpc = (method: string, params: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 7, method, params });
 const read = (uri: string) => rpc('resources/read', { uri });
 
-/** Spellings of file:///secret.txt (and one of a template resource) that the SDK server resolves to the same resource. */
+/** A read of `uri` on the route with resource policies is refused as invalid params, and nothing is forwarded. */
+async function expectRefusedAsInvalidParams(uri: string): Promise<void> {
+  const before = stack.upstream.requests.length;
+  const response = await call('/recorded/mcp', 'files:secret', read(uri));
+  expect(response.status).toBe(400);
+  expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32602 } });
+  expect(stack.upstream.requests.length).toBe(before);
+}
+
+/**
+ * Spellings of file:///secret.txt and https://docs.example.com/secret that the SDK server resolves to the protected
+ * resource: by its own key (`new URL(uri).toString()`), or through a resolving handler (`resolvesToSecret`).
+ */
 const SPELLINGS = [
   ['upper-case scheme', 'FILE:///secret.txt'],
   ['file://localhost', 'file://localhost/secret.txt'],
   ['dot segment', 'file:///./secret.txt'],
   ['double-dot segment', 'file:///x/../secret.txt'],
   ['encoded dot segment', 'file:///x/%2E%2e/secret.txt'],
+  ['encoded dot inside a name', 'file:///secret%2Etxt'],
   ['surrounding whitespace', '  file:///secret.txt\n'],
   ['embedded tab and newline', 'file:///se\tcr\net.txt'],
   ['backslash', 'file:///x\\..\\secret.txt'],
+  ['file: query (fileURLToPath ignores it)', 'file:///secret.txt?x=1'],
+  ['file: empty query', 'file:///secret.txt?'],
+  ['file: fragment', 'file:///secret.txt#top'],
+  ['https canonical', 'https://docs.example.com/secret'],
+  ['userinfo', 'https://reader@docs.example.com/secret'],
+  ['userinfo with a password', 'https://a:b@docs.example.com/secret'],
+  ['query', 'https://docs.example.com/secret?download=1'],
+  ['trailing-dot host', 'https://docs.example.com./secret'],
+  ['empty port', 'https://docs.example.com:/secret'],
+  ['default port', 'https://docs.example.com:443/secret'],
+  ['upper-case and fullwidth host (IDNA)', 'https://ＤＯＣＳ.Example.com/secret'],
 ] as const;
 
 describe('K1 resource policy holds for every spelling the upstream resolves to the protected resource', () => {
@@ -117,8 +155,8 @@ describe('K1 resource policy holds for every spelling the upstream resolves to t
     expect(response.headers.get('www-authenticate')).toContain('scope="mcp files:secret"');
   });
 
-  it('K1 another resource stays reachable with the route scope only', async () => {
-    const response = await call('/files/mcp', ROUTE_ONLY, read('file:///public.txt'));
+  it.each(['file:///public.txt', 'https://docs.example.com/public'])('K1 another resource stays reachable with the route scope only (%s)', async (uri) => {
+    const response = await call('/files/mcp', ROUTE_ONLY, read(uri));
     expect(response.status).toBe(200);
   });
 
@@ -127,11 +165,17 @@ describe('K1 resource policy holds for every spelling the upstream resolves to t
     ['bad port', 'http://host:99999/x'],
     ['empty', ''],
   ])('K1 a URI that does not parse, on a route with resource policies → 400 JSON-RPC -32602 (%s)', async (_name, uri) => {
-    const before = stack.upstream.requests.length;
-    const response = await call('/recorded/mcp', 'files:secret', read(uri));
-    expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32602 } });
-    expect(stack.upstream.requests.length).toBe(before);
+    await expectRefusedAsInvalidParams(uri);
+  });
+
+  it.each([
+    ['encoded slash', 'file:///x%2F..%2Fsecret.txt'],
+    ['encoded slash, lower case, https', 'https://docs.example.com/x%2f..%2fsecret'],
+    ['encoded backslash', 'file:///x%5C..%5Csecret.txt'],
+    ['encoded NUL', 'file:///secret.txt%00.png'],
+    ['raw backslash in another scheme', 'notes://h/x\\..\\secret'],
+  ])('K1 an encoded /, \\ or NUL in the path (servers decode and split it their own way) → 400 JSON-RPC -32602 (%s)', async (_name, uri) => {
+    await expectRefusedAsInvalidParams(uri);
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicySettings } from '../../../src/config/types.js';
 import { inspectJsonRpcBody, type JsonRpcMessageFacts } from '../../../src/policy/jsonrpc.js';
-import { hasUnparsableResourceUri, requiredScopes } from '../../../src/policy/required-scopes.js';
+import { hasUnplaceableResourceUri, requiredScopes } from '../../../src/policy/required-scopes.js';
 
 function policy(overrides: Partial<Record<'tools' | 'methods' | 'resources' | 'prompts', Record<string, string[]>>> & { scopes?: string[] } = {}): PolicySettings {
   const map = (entries: Record<string, string[]> | undefined) => new Map(Object.entries(entries ?? {}));
@@ -73,9 +73,9 @@ describe('requiredScopes', () => {
     ['unparsable URI in a completion', message('completion/complete', { resourceUri: ':' }), true],
     ['parsable URI', message('resources/read', { resourceUri: 'x:y' }), false],
     ['no URI', message('resources/read'), false],
-  ])('K1 hasUnparsableResourceUri: %s → %s', (_name, facts, expected) => {
-    expect(hasUnparsableResourceUri(calc, facts)).toBe(expected);
-    expect(hasUnparsableResourceUri(policy(), facts)).toBe(false);
+  ])('K1 hasUnplaceableResourceUri: %s → %s', (_name, facts, expected) => {
+    expect(hasUnplaceableResourceUri(calc, facts)).toBe(expected);
+    expect(hasUnplaceableResourceUri(policy(), facts)).toBe(false);
   });
 
   it('empty policy → no scopes', () => {
