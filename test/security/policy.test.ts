@@ -6,6 +6,8 @@ import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mc
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { parseConfig } from '../../src/config/load.js';
+import { oneRouteYaml } from '../helpers/config-yaml.js';
 import { jwtRoute, setupJwtStack } from '../helpers/jwt-stack.js';
 import { bodyReader, openEventStream } from '../helpers/sse.js';
 
@@ -80,7 +82,7 @@ ${jwtRoute('files', { issuer: target.issuer, upstream: sdkUpstream })}
     sessions: { bind: false }
     policy:
       scopes: [mcp]
-      resources: { "file:///secret.txt": [files:secret], "https://docs.example.com/secret": [files:secret], "notes://{id}": [notes:read] }
+      resources: { "file:///secret.txt": [files:secret], "https://docs.example.com/secret": [files:secret] }
       prompts: { leak: [prompts:leak] }
 ${jwtRoute('recorded', target)}
     sessions: { bind: false }
@@ -90,7 +92,7 @@ ${jwtRoute('recorded', target)}
 `);
 
 const ROUTE_ONLY = 'mcp';
-const EVERYTHING = 'mcp files:secret notes:read prompts:leak';
+const EVERYTHING = 'mcp files:secret prompts:leak';
 
 async function call(path: string, scope: string, body: unknown): Promise<Response> {
   const token = await stack.issuer.mint({ aud: `${PUBLIC}${path}`, scope });
@@ -184,12 +186,18 @@ describe('K2 every method that names a protected object is held to its policy', 
     ['resources/subscribe', rpc('resources/subscribe', { uri: 'file:///secret.txt' }), 'mcp files:secret'],
     ['resources/unsubscribe', rpc('resources/unsubscribe', { uri: 'FILE:///x/../secret.txt' }), 'mcp files:secret'],
     ['completion/complete ref/prompt', rpc('completion/complete', { ref: { type: 'ref/prompt', name: 'leak' }, argument: { name: 'topic', value: '' } }), 'mcp prompts:leak'],
-    ['completion/complete ref/resource', rpc('completion/complete', { ref: { type: 'ref/resource', uri: 'notes://{id}' }, argument: { name: 'id', value: '' } }), 'mcp notes:read'],
-    ['completion/complete with an unreadable ref → prompt and resource scopes', rpc('completion/complete', { ref: { type: 'ref/other' }, argument: { name: 'x', value: '' } }), 'mcp prompts:leak files:secret notes:read'],
+    ['completion/complete ref/resource', rpc('completion/complete', { ref: { type: 'ref/resource', uri: 'FILE:///secret.txt' }, argument: { name: 'x', value: '' } }), 'mcp files:secret'],
+    ['completion/complete with an unreadable ref → prompt and resource scopes', rpc('completion/complete', { ref: { type: 'ref/other' }, argument: { name: 'x', value: '' } }), 'mcp prompts:leak files:secret'],
   ])('K2 %s → 403 naming every needed scope', async (_name, body, scopes) => {
     const response = await call('/files/mcp', ROUTE_ONLY, body);
     expect(response.status).toBe(403);
     expect(response.headers.get('www-authenticate')).toContain(`scope="${scopes}"`);
+  });
+
+  it('K2 a URI template as a resource key (it would not hold reads of notes://secret-note) is refused by check-config, naming its path', () => {
+    const result = parseConfig(`${oneRouteYaml('/mcp')}    policy:\n      resources: { "notes://{id}": [notes:read] }\n`);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.problems.map((problem) => problem.path)).toEqual(['routes.0.policy.resources.notes://{id}']);
   });
 
   it('control: with the scopes, the completion reaches the SDK server and completes the prompt argument', async () => {
