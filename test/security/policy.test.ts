@@ -2,8 +2,10 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
+import { InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parseConfig } from '../../src/config/load.js';
@@ -30,8 +32,25 @@ function resolvesToSecret(uri: URL): boolean {
   return `${uri.hostname.replace(/\.$/, '')}${uri.pathname}` === 'docs.example.com/secret';
 }
 
+const REPORT_TEXT = 'the quarterly report';
+/** Shared by the per-request servers, as a stateless server's task store is: a task outlives the request. */
+const taskStore = new InMemoryTaskStore();
+
 function sdkServer(): McpServer {
-  const server = new McpServer({ name: 'files', version: '1.0.0' });
+  const server = new McpServer(
+    { name: 'files', version: '1.0.0' },
+    { capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore },
+  );
+  // A protected tool run as a task (MCP 2025-11-25): its result is fetched later with tasks/result.
+  server.experimental.tasks.registerToolTask('report', { execution: { taskSupport: 'required' } }, {
+    createTask: async ({ taskStore: store, taskRequestedTtl }) => {
+      const task = await store.createTask({ ttl: taskRequestedTtl ?? 60_000 });
+      await store.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: REPORT_TEXT }] });
+      return { task };
+    },
+    getTask: ({ taskId, taskStore: store }) => store.getTask(taskId),
+    getTaskResult: ({ taskId, taskStore: store }) => store.getTaskResult(taskId) as Promise<CallToolResult>,
+  });
   server.registerResource('secret', 'file:///secret.txt', {}, (uri) => ({ contents: [{ uri: uri.href, text: SECRET_TEXT }] }));
   server.registerResource('public', 'file:///public.txt', {}, (uri) => ({ contents: [{ uri: uri.href, text: 'public' }] }));
   server.registerResource(
@@ -84,6 +103,7 @@ ${jwtRoute('files', { issuer: target.issuer, upstream: sdkUpstream })}
       scopes: [mcp]
       resources: { "file:///secret.txt": [files:secret], "https://docs.example.com/secret": [files:secret] }
       prompts: { leak: [prompts:leak] }
+      tools: { report: [reports:read] }
 ${jwtRoute('recorded', target)}
     sessions: { bind: false }
     policy:
@@ -92,7 +112,7 @@ ${jwtRoute('recorded', target)}
 `);
 
 const ROUTE_ONLY = 'mcp';
-const EVERYTHING = 'mcp files:secret prompts:leak';
+const EVERYTHING = 'mcp files:secret prompts:leak reports:read';
 
 async function call(path: string, scope: string, body: unknown): Promise<Response> {
   const token = await stack.issuer.mint({ aud: `${PUBLIC}${path}`, scope });
@@ -208,6 +228,41 @@ describe('K2 every method that names a protected object is held to its policy', 
     );
     expect(response.status).toBe(200);
     expect(await response.text()).toContain('internal-plans');
+  });
+});
+
+describe('K2 tasks (MCP 2025-11-25) cannot fetch, list or cancel what the caller could not have run', () => {
+  /** Runs the protected tool as a task with its scope; the task id. */
+  async function startReportTask(): Promise<string> {
+    const response = await call('/files/mcp', 'mcp reports:read', rpc('tools/call', { name: 'report', arguments: {}, task: { ttl: 60_000 } }));
+    expect(response.status).toBe(200);
+    return ((await response.json()) as { result: { task: { taskId: string } } }).result.task.taskId;
+  }
+
+  it('control: with every scope, tasks/result returns the tool result (the bypass is real without K2)', async () => {
+    const taskId = await startReportTask();
+    const response = await call('/files/mcp', EVERYTHING, rpc('tasks/result', { taskId }));
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain(REPORT_TEXT);
+  });
+
+  it.each([
+    ['tasks/result', (taskId: string) => ({ taskId })],
+    ['tasks/get', (taskId: string) => ({ taskId })],
+    ['tasks/cancel', (taskId: string) => ({ taskId })],
+    ['tasks/list', () => ({})],
+  ])('K2 %s with the route scope only → 403 naming every scope an operation on the route can need', async (method, params) => {
+    const taskId = await startReportTask();
+    const response = await call('/files/mcp', ROUTE_ONLY, rpc(method, params(taskId)));
+    expect(response.status).toBe(403);
+    expect(response.headers.get('www-authenticate')).toContain('scope="mcp reports:read prompts:leak files:secret"');
+    expect(await response.text()).not.toContain(REPORT_TEXT);
+  });
+
+  it('K2 a token holding the tool scope but not the others still cannot fetch (the task could be any operation)', async () => {
+    const taskId = await startReportTask();
+    const response = await call('/files/mcp', 'mcp reports:read', rpc('tasks/get', { taskId }));
+    expect(response.status).toBe(403);
   });
 });
 

@@ -54,6 +54,19 @@ describe('requiredScopes', () => {
     expect(requiredScopes(calc, facts)).toEqual(expected);
   });
 
+  it.each(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel'])(
+    'K2 %s (the operation behind a task is unknown) → every scope the policy names',
+    (method) => {
+      expect(requiredScopes(calc, message(method, { toolName: 'add' }))).toEqual([
+        'mcp:tools', 'mcp:call', 'mcp:read', 'calc:write', 'calc:add', 'calc:divide', 'prompts:summary', 'prompts:draft', 'files:secret',
+      ]);
+    },
+  );
+
+  it('K2 a task method on a route without operation policies → route scopes only', () => {
+    expect(requiredScopes(policy({ scopes: ['a'] }), message('tasks/result'))).toEqual(['a']);
+  });
+
   it('fail closed only adds what is configured: no per-tool policy → route and method scopes', () => {
     expect(requiredScopes(policy({ scopes: ['a'], methods: { 'tools/call': ['b'] } }), message('tools/call'))).toEqual(['a', 'b']);
   });
