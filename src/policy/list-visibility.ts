@@ -27,7 +27,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * One message of the answer to list request `request` (method and id), as the client may get it. Messages the
+ * One message of the answer to list request `request` (method, and id: none for a list method sent as a
+ * notification, which a lenient upstream may answer all the same), as the client may get it. Messages the
  * server sends on its own (a `method`, neither `result` nor `error`: notifications, server requests) pass
  * unchanged. Anything else stands for the response to that request, the one message that must be filtered: its
  * entries the caller may not use are removed. When it cannot be matched to the request — another id (`null` from
@@ -38,7 +39,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
  */
 export function filterListResponse(
   message: unknown,
-  request: { readonly method: string; readonly id: JsonRpcId },
+  request: { readonly method: string; readonly id: JsonRpcId | undefined },
   allowed: (operation: JsonRpcMessageFacts) => boolean,
 ): unknown {
   const list = LISTS.get(request.method);

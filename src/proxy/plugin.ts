@@ -105,8 +105,9 @@ function listRewrite(httpMethod: string, { state, entry }: Admitted): MessageRew
   const allowed = (operation: JsonRpcMessageFacts) => missingScopes(requiredScopes(policy, operation), state.scopes).length === 0;
   if (httpMethod === 'GET') return (message) => filterReplayedListResponse(message, allowed);
   const method = state.message?.method;
+  if (method === undefined || !isFilteredList(method)) return undefined;
+  // A list method sent as a notification (no id) is filtered too: an upstream may answer it all the same.
   const id = state.message?.id;
-  if (method === undefined || id === undefined || !isFilteredList(method)) return undefined;
   return (message) => filterListResponse(message, { method, id }, allowed);
 }
 
@@ -177,8 +178,14 @@ async function relay(
       if (request.method === 'GET') reply.raw.flushHeaders();
       return;
     }
-    const body = isJsonMediaType(contentType) ? await readCapped(response.body, MAX_FILTERED_MESSAGE_BYTES) : undefined;
-    const rewritten = body && rewriteJsonBody(body, rewrite);
+    // An answer without a type is read too: empty (a 202 to a list method sent as a notification), it holds nothing.
+    const json = isJsonMediaType(contentType);
+    const body = json || contentType === undefined ? await readCapped(response.body, MAX_FILTERED_MESSAGE_BYTES) : undefined;
+    if (body?.length === 0) {
+      void relayStatusAndHeaders().send(body);
+      return;
+    }
+    const rewritten = json && body ? rewriteJsonBody(body, rewrite) : undefined;
     if (!rewritten) throw unfilterable('list_response_unfilterable');
     void relayStatusAndHeaders().header('content-length', String(rewritten.length)).send(rewritten);
     return;

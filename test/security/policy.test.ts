@@ -313,6 +313,42 @@ describe('K5 a message whose JSON-RPC shape policy cannot trust is refused befor
     expect(await response.text()).not.toContain('secret-entry');
   });
 
+  describe('K5 a list method sent as a notification (no id), which a lenient upstream may answer anyway', () => {
+    const LIST_NOTIFICATION = '{"jsonrpc":"2.0","method":"resources/list"}';
+
+    it('K5 an answer without an id is filtered', async () => {
+      stack.upstream.respondWith((_request, response) => {
+        response.setHeader('content-type', 'application/json');
+        response.end(JSON.stringify({ jsonrpc: '2.0', result: { resources: [{ uri: 'file:///secret.txt', name: 'secret-entry' }, { uri: 'file:///ok', name: 'o' }] } }));
+      });
+      const response = await call('/recorded/mcp', ROUTE_ONLY, LIST_NOTIFICATION);
+      expect(response.status).toBe(200);
+      const text = await response.text();
+      expect(text).toContain('"name":"o"');
+      expect(text).not.toContain('secret-entry');
+    });
+
+    it('K5 an answer with id null → 502', async () => {
+      stack.upstream.respondWith((_request, response) => {
+        response.setHeader('content-type', 'application/json');
+        response.end(secretList(null));
+      });
+      const response = await call('/recorded/mcp', ROUTE_ONLY, LIST_NOTIFICATION);
+      expect(response.status).toBe(502);
+      expect(await response.text()).not.toContain('secret-entry');
+    });
+
+    it('control: the empty 202 a conforming upstream gives a notification passes', async () => {
+      stack.upstream.respondWith((_request, response) => {
+        response.writeHead(202);
+        response.end();
+      });
+      const response = await call('/recorded/mcp', ROUTE_ONLY, LIST_NOTIFICATION);
+      expect(response.status).toBe(202);
+      expect(await response.text()).toBe('');
+    });
+  });
+
   it('K5 a 2xx answer other than 200 is filtered too', async () => {
     stack.upstream.respondWith((_request, response) => {
       response.writeHead(203, { 'content-type': 'application/json' });

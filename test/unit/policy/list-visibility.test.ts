@@ -87,6 +87,15 @@ describe('filterListResponse', () => {
     expect(filterListResponse(message, { method: 'tools/list', id: 7 }, () => false)).toBeUndefined();
   });
 
+  it('K5 a list method sent as a notification: a response without an id is filtered, one with an id withheld', () => {
+    const request = { method: 'tools/list', id: undefined };
+    expect(filterListResponse({ jsonrpc: '2.0', result: { tools } }, request, allowedFor(['mcp:tools']))).toEqual({
+      jsonrpc: '2.0',
+      result: { tools: [{ name: 'add' }], cacheScope: 'private' },
+    });
+    expect(filterListResponse(response({ tools }, null as unknown as number), request, () => true)).toBeUndefined();
+  });
+
   it.each<[string, boolean]>([
     ['tools/list', true],
     ['resources/list', true],
