@@ -26,7 +26,7 @@ export type GatewayErrorCode =
    * declare MCP 2026-07-28 (whose mirrored headers would do) → 400; the proxy must send the body.
    */
   | 'body_required'
-  /** A parameter policy must read cannot be (a resource URI that does not parse) → 400, JSON-RPC -32602. */
+  /** A parameter policy must read cannot be (a resource URI without a normal form) → 400, JSON-RPC -32602. */
   | 'invalid_params'
   | 'payload_too_large'
   | 'not_found'

@@ -14,7 +14,7 @@ import type {
   TokenEndpointSettings,
   UpstreamAuth,
 } from './types.js';
-import { normalizeResourceUri } from './resource-uri.js';
+import { normalizeResourceUri, resourceUriForm } from './resource-uri.js';
 import { isInsecureHttp, isLoopbackHost } from './url.js';
 
 /** RFC 9728 §3.1: the PRM path is this prefix followed by the resource's path. */
@@ -395,20 +395,37 @@ function uniquenessProblems(raw: readonly RawRoute[], routes: readonly PartialRo
   return [...problems.values()];
 }
 
+/** Why a `policy.resources` key is refused: a URI template, or a URI without a normal form. */
+const REFUSED_RESOURCE_KEY = {
+  template:
+    'is a URI template: keys are exact URIs, so the resources it expands to (resources/read of each) would not be covered; ' +
+    'list each resource URI, or require a scope of resources/read in policy.methods',
+  not_a_uri: 'must be an absolute URI (scheme:...)',
+  ambiguous_separator: "must not hold an encoded '/', '\\' or NUL (%2F, %5C, %00) or a '\\' in its host or path: servers resolve those differently",
+} as const;
+
+/** RFC 6570 expressions are braced; no URI holds a raw brace. */
+const TEMPLATE_EXPRESSION = /[{}]/;
+
 /**
- * `policy.resources` keys are compared in their normal form (src/policy/resource-uri.ts): each must have one, and
- * two keys must not name the same resource, or one spelling's scopes would silently replace the other's.
+ * `policy.resources` keys are compared in their normal form (src/config/resource-uri.ts): each must have one, and
+ * two keys must not name the same resource (also when they differ only in query or userinfo, which the normal form
+ * drops), or one spelling's scopes would silently replace the other's. A URI template is refused: it would only
+ * ever match itself (completions, the template listing), never the URIs a server resolves through it, and matching
+ * those exactly means matching as each server does (the SDK matches its regex against the whole href, query and
+ * fragment included).
  */
 function resourcePolicyProblems(raw: readonly RawRoute[]): ConfigProblem[] {
   return raw.flatMap((route, index) => {
     const seen = new Map<string, string>();
     return Object.keys(route.policy.resources).flatMap((uri): ConfigProblem[] => {
       const path = `routes.${index}.policy.resources.${uri}`;
-      const normal = normalizeResourceUri(uri);
-      if (normal === undefined) return [{ path, message: 'must be an absolute URI (scheme:...)' }];
-      const first = seen.get(normal);
-      seen.set(normal, uri);
-      return first === undefined ? [] : [{ path, message: `names the same resource as "${first}" (both normalise to "${normal}")` }];
+      if (TEMPLATE_EXPRESSION.test(uri)) return [{ path, message: REFUSED_RESOURCE_KEY.template }];
+      const form = resourceUriForm(uri);
+      if ('refused' in form) return [{ path, message: REFUSED_RESOURCE_KEY[form.refused] }];
+      const first = seen.get(form.normal);
+      seen.set(form.normal, uri);
+      return first === undefined ? [] : [{ path, message: `names the same resource as "${first}" (both normalise to "${form.normal}")` }];
     });
   });
 }

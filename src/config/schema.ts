@@ -320,7 +320,7 @@ const policy = z
     tools: scopeMap('tool name (tools/call)'),
     methods: scopeMap('JSON-RPC method'),
     resources: scopeMap(
-      'resource URI (resources/read, resources/subscribe, resources/unsubscribe, completion/complete of a ref/resource); keys and requested URIs are compared in their normal form (README: "Which spellings a resource policy covers")',
+      'resource URI (resources/read, resources/subscribe, resources/unsubscribe, completion/complete of a ref/resource); keys are exact URIs (a URI template is refused) and are compared with requested URIs in their normal form, which has no userinfo, query or fragment (README: "Which spellings a resource policy covers")',
     ),
     prompts: scopeMap('prompt name (prompts/get, completion/complete of a ref/prompt)'),
     hide_unauthorized: z

@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors.js';
 import { inspectJsonRpcBody } from '../policy/jsonrpc.js';
 import { mirroredHeadersProblem, paramHeadersProblem } from '../policy/mcp-headers.js';
-import { hasUnparsableResourceUri } from '../policy/required-scopes.js';
+import { hasUnplaceableResourceUri } from '../policy/required-scopes.js';
 import type { RouteRuntime } from '../runtime.js';
 import { singleHeader, type RequestFacts } from './facts.js';
 import type { DecisionState } from './state.js';
@@ -28,8 +28,8 @@ export function readMessage(entry: RouteRuntime, facts: RequestFacts, state: Dec
   state.message = message;
   const mismatch = mirroredHeadersProblem(facts.headers, message);
   if (mismatch) throw new GatewayError('header_mismatch', { reason: mismatch });
-  if (hasUnparsableResourceUri(entry.route.policy, message)) {
-    throw new GatewayError('invalid_params', { reason: 'unparsable_resource_uri' });
+  if (hasUnplaceableResourceUri(entry.route.policy, message)) {
+    throw new GatewayError('invalid_params', { reason: 'unplaceable_resource_uri' });
   }
 }
 

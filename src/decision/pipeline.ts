@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors.js';
 import { declaredProtocolVersion, paramHeadersProblem, requiresMirroredHeaders } from '../policy/mcp-headers.js';
-import { dependsOnMessage, hasUnparsableResourceUri } from '../policy/required-scopes.js';
+import { dependsOnMessage, hasUnplaceableResourceUri } from '../policy/required-scopes.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
 import { methodAnswer, type EarlyAnswer } from './answers.js';
 import { authenticate, checkRouteScopes } from './caller.js';
@@ -68,7 +68,7 @@ export async function authorizeWithoutBody(facts: RequestFacts, state: DecisionS
     }
     const message = messageFromMirroredHeaders(facts.headers);
     state.message = message;
-    if (hasUnparsableResourceUri(policy, message)) throw new GatewayError('invalid_params', { reason: 'unparsable_resource_uri' });
+    if (hasUnplaceableResourceUri(policy, message)) throw new GatewayError('invalid_params', { reason: 'unplaceable_resource_uri' });
   }
   checkOperationScopes(entry, state);
   await resolveUpstreamHeaders(entry, auth, facts, state, undefined);

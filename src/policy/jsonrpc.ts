@@ -7,7 +7,10 @@ export type JsonRpcId = string | number | null;
 export interface JsonRpcMessageFacts {
   /** Absent for responses, and when `method` is not a string. */
   readonly method: string | undefined;
-  /** `undefined` for notifications (no `id`). A present id is always a string, number or null (else refused). */
+  /**
+   * `undefined` for notifications (no `id`). A request's id is a string or a safe integer; a response's may also be
+   * null (anything else is refused).
+   */
   readonly id: JsonRpcId | undefined;
   /** `params.name` of `tools/call`, when a string. */
   readonly toolName?: string;
@@ -111,24 +114,31 @@ function ownString(object: Record<string, unknown> | undefined, key: string): st
   return typeof value === 'string' ? value : undefined;
 }
 
-function isJsonRpcId(value: unknown): value is JsonRpcId {
-  return typeof value === 'string' || typeof value === 'number' || value === null;
+/**
+ * MCP's RequestId: a string or an integer. Integers are held to the safe range: beyond it, and for `1e400`
+ * (Infinity), `1.5` or `-1e400`, the number this parser reads is not the one every upstream reads or echoes back
+ * (JSON.stringify writes Infinity as `null`), and the answer would no longer match the request it answers.
+ */
+function isRequestId(value: unknown): value is string | number {
+  return typeof value === 'string' || Number.isSafeInteger(value);
 }
 
 /**
- * JSON-RPC 2.0 §4/§5: a request or notification (string `method`, structured `params`), or a response (an `id`
- * and exactly one of `result` / `error`); a present `id` is a string, number or null. Anything else is refused
- * rather than forwarded: a message whose id policy cannot read (`"id": {}`) would otherwise skip the list
- * filtering that is matched by id (checklist K5), and an upstream may read such a message its own way.
+ * JSON-RPC 2.0 §4/§5: a request or notification (string `method`, structured `params`, a request id as above), or
+ * a response (an `id` and exactly one of `result` / `error`; its id may also be null, for a request whose id could
+ * not be read). Anything else is refused rather than forwarded: a message whose id policy cannot read
+ * (`"id": {}`, `"id": 1e400`) would otherwise skip the list filtering that is matched by id (checklist K5), and an
+ * upstream may read such a message its own way.
  */
 function isJsonRpcMessage(message: Record<string, unknown>): boolean {
   if (message.jsonrpc !== '2.0') return false;
-  if (Object.hasOwn(message, 'id') && !isJsonRpcId(message.id)) return false;
+  const hasId = Object.hasOwn(message, 'id');
   if (Object.hasOwn(message, 'method')) {
     const params = message.params;
-    return typeof message.method === 'string' && (params === undefined || (typeof params === 'object' && params !== null));
+    const structured = params === undefined || (typeof params === 'object' && params !== null);
+    return typeof message.method === 'string' && structured && (!hasId || isRequestId(message.id));
   }
-  return Object.hasOwn(message, 'id') && Object.hasOwn(message, 'result') !== Object.hasOwn(message, 'error');
+  return hasId && (isRequestId(message.id) || message.id === null) && Object.hasOwn(message, 'result') !== Object.hasOwn(message, 'error');
 }
 
 const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';

@@ -27,18 +27,27 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * `message` with the list entries the caller may not use removed, when it is the result answering request `id`
- * of list method `method`; any other message is returned unchanged. `allowed` decides per entry, from the
- * operation the entry would be used with (tools/call of that tool, resources/read of that URI, prompts/get).
- * An entry that is not an object is removed: it cannot be judged.
+ * One message of the answer to list request `request` (method, and id: none for a list method sent as a
+ * notification, which a lenient upstream may answer all the same), as the client may get it. Messages the
+ * server sends on its own (a `method`, neither `result` nor `error`: notifications, server requests) pass
+ * unchanged. Anything else stands for the response to that request, the one message that must be filtered: its
+ * entries the caller may not use are removed. When it cannot be matched to the request — another id (`null` from
+ * an upstream that could not read the id, a result meant for some other request), a `method` beside a `result`
+ * (clients differ on which it is), not an object — it is withheld (`undefined`): the caller refuses the answer.
+ * `allowed` decides per entry, from the operation the entry would be used with (tools/call of that tool,
+ * resources/read of that URI, prompts/get). An entry that is not an object is removed: it cannot be judged.
  */
 export function filterListResponse(
   message: unknown,
-  request: { readonly method: string; readonly id: JsonRpcId },
+  request: { readonly method: string; readonly id: JsonRpcId | undefined },
   allowed: (operation: JsonRpcMessageFacts) => boolean,
 ): unknown {
   const list = LISTS.get(request.method);
-  if (!list || !isObject(message) || message.id !== request.id) return message;
+  if (!list) return message;
+  if (!isObject(message)) return undefined;
+  const answers = Object.hasOwn(message, 'result') || Object.hasOwn(message, 'error');
+  if (Object.hasOwn(message, 'method')) return answers ? undefined : message;
+  if (message.id !== request.id) return undefined;
   return filterEntries(message, list.field, list.facts, allowed);
 }
 

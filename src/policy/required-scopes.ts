@@ -26,17 +26,28 @@ function target(
 }
 
 /**
+ * MCP 2025-11-25 tasks: these report on, fetch the result of, or cancel an earlier request (a task-augmented
+ * `tools/call`; some servers run other requests as tasks too) by its task id alone, which says nothing of the
+ * operation. The gateway does not bind task ids to operations, so each needs every scope any operation could.
+ */
+const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']);
+
+/**
  * Every scope one request needs: the route's, then the method's, then those of the tool / resource / prompt it
  * names (every method that names one, checklist K2), deduplicated in that order (the order of the 403
  * challenge). Without a message (GET, DELETE) only the route's. A named operand that is missing, not a string or
- * (for resources) not a URI needs the scopes of every configured operand of that kind: the upstream decides what
- * it runs, so an unreadable name must not be the cheap one.
+ * (for resources) without a normal form needs the scopes of every configured operand of that kind: the upstream
+ * decides what it runs, so an unreadable name must not be the cheap one. A task method (`tasks/result`, ...) needs
+ * every scope the policy names: the operation behind the task could be any.
  */
 export function requiredScopes(policy: PolicySettings, message: JsonRpcMessageFacts | undefined): string[] {
   const scopes = new Set(policy.scopes);
   const add = (extra: readonly string[] | undefined): void => extra?.forEach((scope) => scopes.add(scope));
   if (message?.method === undefined) return [...scopes];
   add(policy.methods.get(message.method));
+  if (TASK_METHODS.has(message.method)) {
+    for (const byOperation of [policy.methods, policy.tools, policy.prompts, policy.resources]) byOperation.forEach(add);
+  }
   for (const kind of targetKinds(message)) {
     const { scopes: byOperand, key } = target(policy, message, kind);
     if (key === undefined) byOperand.forEach(add);
@@ -46,10 +57,11 @@ export function requiredScopes(policy: PolicySettings, message: JsonRpcMessageFa
 }
 
 /**
- * A request that names a resource the policy cannot place: its URI does not parse, on a route with resource
- * policies (→ 400). Without resource policies any URI is the upstream's business.
+ * A request that names a resource the policy cannot place, on a route with resource policies (→ 400): its URI has
+ * no normal form (it does not parse, or an encoded `/`, `\` or NUL makes its path ambiguous; config/resource-uri.ts).
+ * Without resource policies any URI is the upstream's business.
  */
-export function hasUnparsableResourceUri(policy: PolicySettings, message: JsonRpcMessageFacts): boolean {
+export function hasUnplaceableResourceUri(policy: PolicySettings, message: JsonRpcMessageFacts): boolean {
   return (
     policy.resources.size > 0 &&
     message.resourceUri !== undefined &&

@@ -1,9 +1,18 @@
 import type { Readable } from 'node:stream';
 import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { GatewayError } from '../errors.js';
 
-/** Maps one parsed JSON-RPC message to the one the client gets (policy/list-visibility.ts filterListResponse). */
+/**
+ * Maps one parsed JSON-RPC message to the one the client gets (policy/list-visibility.ts filterListResponse), or to
+ * `undefined` when the message must not reach the client at all (JSON.parse never yields `undefined`).
+ */
 export type MessageRewrite = (message: unknown) => unknown;
+
+/** The answer cannot be filtered as `policy.hide_unauthorized` requires: refused (502), never relayed unfiltered. */
+export function unfilterable(reason: string): GatewayError {
+  return new GatewayError('upstream_unreachable', { reason });
+}
 
 /** Largest JSON response, or single SSE event, the filter holds while rewriting a list. */
 export const MAX_FILTERED_MESSAGE_BYTES = 8 * 1024 * 1024;
@@ -28,7 +37,8 @@ export async function readCapped(stream: Readable, limit: number): Promise<Buffe
 /**
  * An `application/json` response body rewritten: parsed, passed through `rewrite`, serialised again — always
  * re-serialised, so the client reads exactly the object that was filtered (no duplicate-key differential).
- * `undefined` when the body is not UTF-8 JSON: the caller must then refuse it rather than pass it unfiltered.
+ * `undefined` when the body is not UTF-8 JSON or `rewrite` withholds it: the caller must then refuse it rather than
+ * pass it unfiltered.
  */
 export function rewriteJsonBody(body: Buffer, rewrite: MessageRewrite): Buffer | undefined {
   let value: unknown;
@@ -37,7 +47,8 @@ export function rewriteJsonBody(body: Buffer, rewrite: MessageRewrite): Buffer |
   } catch {
     return undefined;
   }
-  return Buffer.from(JSON.stringify(rewrite(value)), 'utf8');
+  const rewritten = rewrite(value);
+  return rewritten === undefined ? undefined : Buffer.from(JSON.stringify(rewritten), 'utf8');
 }
 
 function isDataLine(line: string): boolean {
@@ -51,31 +62,36 @@ function dataValue(line: string): string {
 }
 
 /**
- * One SSE event out: when its data is JSON, the data is replaced by the rewritten message on one `data:` line
- * (other fields — id, event, retry, comments — kept in order); anything else goes out byte for byte.
+ * One SSE event out: its data is replaced by the rewritten message on one `data:` line (other fields — id, event,
+ * retry, comments — kept in order). An event without data, or with empty data (a priming event), goes out byte for
+ * byte: clients dispatch no message for it. Data that is not JSON throws rather than pass: a client's parser may
+ * still read it (Python's json reads `NaN`), unfiltered; so does a message the rewrite withholds.
  */
 function rewriteEvent(lines: readonly string[], raw: string, terminated: boolean, rewrite: MessageRewrite): string {
-  const data = lines.filter(isDataLine);
-  if (data.length === 0) return raw;
+  const data = lines.filter(isDataLine).map(dataValue).join('\n');
+  if (data === '') return raw;
   let message: unknown;
   try {
-    message = JSON.parse(data.map(dataValue).join('\n'));
+    message = JSON.parse(data);
   } catch {
-    return raw;
+    throw unfilterable('list_event_not_json');
   }
+  const rewritten = rewrite(message);
+  if (rewritten === undefined) throw unfilterable('list_message_withheld');
   const firstData = lines.findIndex(isDataLine);
   const out: string[] = [];
   lines.forEach((line, index) => {
     if (!isDataLine(line)) out.push(line);
-    else if (index === firstData) out.push(`data: ${JSON.stringify(rewrite(message))}`);
+    else if (index === firstData) out.push(`data: ${JSON.stringify(rewritten)}`);
   });
   return `${out.join('\n')}\n${terminated ? '\n' : ''}`;
 }
 
 /**
  * Rewrites the JSON messages of a `text/event-stream` without holding back the stream: each event is written as
- * soon as its terminating blank line arrives (only the event in progress is buffered, up to `maxEventBytes`,
- * beyond which the stream fails rather than pass a message unfiltered). Lines may end in CRLF, LF or CR.
+ * soon as its terminating blank line arrives (only the event in progress is buffered, up to `maxEventBytes`).
+ * The stream fails rather than pass a message unfiltered: an event over that size, data that is not JSON, a message
+ * the rewrite withholds. Lines may end in CRLF, LF or CR.
  */
 export function createSseRewriter(rewrite: MessageRewrite, maxEventBytes = MAX_FILTERED_MESSAGE_BYTES): Transform {
   const decoder = new StringDecoder('utf8');
@@ -83,7 +99,7 @@ export function createSseRewriter(rewrite: MessageRewrite, maxEventBytes = MAX_F
   let lines: string[] = [];
   let raw = '';
 
-  function drain(push: (text: string) => void): boolean {
+  function drain(push: (text: string) => void): void {
     for (;;) {
       const end = pending.search(/[\r\n]/);
       if (end === -1) break;
@@ -101,24 +117,36 @@ export function createSseRewriter(rewrite: MessageRewrite, maxEventBytes = MAX_F
         lines.push(line);
       }
     }
-    return raw.length + pending.length <= maxEventBytes;
+    if (raw.length + pending.length > maxEventBytes) throw unfilterable('list_event_too_large');
   }
 
   return new Transform({
     transform(chunk: Buffer, _encoding, callback: TransformCallback) {
       pending += decoder.write(chunk);
-      const withinLimit = drain((text) => this.push(text));
-      callback(withinLimit ? null : new Error('SSE event exceeds the list filter limit'));
+      callback(failureOf(() => drain((text) => this.push(text))));
     },
     flush(callback: TransformCallback) {
       pending += decoder.end();
       // A final CR cannot start a CRLF any more: complete it so the last line is read.
       if (pending.endsWith('\r')) pending += '\n';
-      drain((text) => this.push(text));
-      // An event cut off by the end of the stream (clients discard it) still goes through the rewrite.
-      if (pending !== '') lines.push(pending);
-      if (lines.length > 0) this.push(rewriteEvent(lines, raw + pending, false, rewrite));
-      callback();
+      callback(
+        failureOf(() => {
+          drain((text) => this.push(text));
+          // An event cut off by the end of the stream (clients discard it) still goes through the rewrite.
+          if (pending !== '') lines.push(pending);
+          if (lines.length > 0) this.push(rewriteEvent(lines, raw + pending, false, rewrite));
+        }),
+      );
     },
   });
+}
+
+/** Runs `step`; the error it threw, else null (what a stream callback takes). */
+function failureOf(step: () => void): Error | null {
+  try {
+    step();
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
 }

@@ -20,7 +20,7 @@ import { trackEventStream } from '../observability/plugin.js';
 import type { SseStreams } from '../observability/sse-streams.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
 import { upstreamRequestHeaders, upstreamResponseHeaders } from './headers.js';
-import { createSseRewriter, MAX_FILTERED_MESSAGE_BYTES, readCapped, rewriteJsonBody, type MessageRewrite } from './list-filter.js';
+import { createSseRewriter, MAX_FILTERED_MESSAGE_BYTES, readCapped, rewriteJsonBody, unfilterable, type MessageRewrite } from './list-filter.js';
 import { classifyUpstreamFailure } from './upstream-errors.js';
 
 export interface ProxyRoutesOptions {
@@ -110,8 +110,9 @@ function listRewrite(httpMethod: string, { state, entry }: Admitted): MessageRew
   const allowed = (operation: JsonRpcMessageFacts) => grantsAll(requiredScopes(policy, operation), state.scopes);
   if (httpMethod === 'GET') return (message) => filterReplayedListResponse(message, allowed);
   const method = state.message?.method;
+  if (method === undefined || !isFilteredList(method)) return undefined;
+  // A list method sent as a notification (no id) is filtered too: an upstream may answer it all the same.
   const id = state.message?.id;
-  if (method === undefined || id === undefined || !isFilteredList(method)) return undefined;
   return (message) => filterListResponse(message, { method, id }, allowed);
 }
 
@@ -186,8 +187,10 @@ function responseClosed(this: ExchangeResponse): void {
   exchange.emit('abort');
 }
 
-/** The answer cannot be filtered as `policy.hide_unauthorized` requires: refused rather than relayed unfiltered. */
-const unfilterable = () => new GatewayError('upstream_unreachable', { reason: 'list_response_unfilterable' });
+/** Statuses whose body a client may read as the answer: any 2xx (the SDK client reads all but 202). */
+function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
 
 /**
  * Sends the upstream's answer, rewriting the one list result when hiding entries (fails closed). The upstream's
@@ -206,18 +209,24 @@ async function relay(
   const eventStream = isEventStream(contentType);
   if (eventStream) trackEventStream(reply.raw, eventStreams);
   const relayStatusAndHeaders = () => reply.code(response.statusCode).headers(upstreamResponseHeaders(response.headers));
-  if (rewrite && response.statusCode === 200) {
+  if (rewrite && isSuccess(response.statusCode)) {
     const encoding = response.headers['content-encoding'];
-    if (encoding !== undefined && encoding !== 'identity') throw unfilterable();
+    if (encoding !== undefined && encoding !== 'identity') throw unfilterable('list_response_encoded');
     if (eventStream) {
       relayStatusAndHeaders().removeHeader('content-length');
       void reply.send(pipeline(response.body, createSseRewriter(rewrite), () => undefined));
       if (request.method === 'GET') reply.raw.flushHeaders();
       return;
     }
-    const body = isJsonMediaType(contentType) ? await readCapped(response.body, MAX_FILTERED_MESSAGE_BYTES) : undefined;
-    const rewritten = body && rewriteJsonBody(body, rewrite);
-    if (!rewritten) throw unfilterable();
+    // An answer without a type is read too: empty (a 202 to a list method sent as a notification), it holds nothing.
+    const json = isJsonMediaType(contentType);
+    const body = json || contentType === undefined ? await readCapped(response.body, MAX_FILTERED_MESSAGE_BYTES) : undefined;
+    if (body?.length === 0) {
+      void relayStatusAndHeaders().send(body);
+      return;
+    }
+    const rewritten = json && body ? rewriteJsonBody(body, rewrite) : undefined;
+    if (!rewritten) throw unfilterable('list_response_unfilterable');
     void relayStatusAndHeaders().header('content-length', String(rewritten.length)).send(rewritten);
     return;
   }

@@ -163,6 +163,21 @@ describe('cross-key rules', () => {
       [{ path: 'routes.0.policy.resources.secret.txt', message: 'must be an absolute URI (scheme:...)' }]],
     ['K1 two resource policy keys naming one resource', routes({ policy: { resources: { 'file:///a': ['s'], 'FILE://localhost/a': ['t'] } } }),
       [{ path: 'routes.0.policy.resources.FILE://localhost/a', message: 'names the same resource as "file:///a" (both normalise to "file:///a")' }]],
+    ['K1 two resource policy keys differing only in query and userinfo', routes({ policy: { resources: { 'https://h/x?v=1': ['s'], 'https://u@h/x?v=2': ['t'] } } }),
+      [{ path: 'routes.0.policy.resources.https://u@h/x?v=2', message: 'names the same resource as "https://h/x?v=1" (both normalise to "https://h/x")' }]],
+    ['K2 URI template as a resource policy key (it would not cover the resources it expands to)',
+      routes({ policy: { resources: { 'notes://{id}': ['s'], 'file:///docs/{+path}': ['t'], 'file:///a': ['u'] } } }),
+      ['notes://{id}', 'file:///docs/{+path}'].map((uri) => ({
+        path: `routes.0.policy.resources.${uri}`,
+        message:
+          'is a URI template: keys are exact URIs, so the resources it expands to (resources/read of each) would not be covered; ' +
+          'list each resource URI, or require a scope of resources/read in policy.methods',
+      }))],
+    ['K1 resource policy key with an encoded slash', routes({ policy: { resources: { 'file:///a%2Fb': ['s'] } } }),
+      [{
+        path: 'routes.0.policy.resources.file:///a%2Fb',
+        message: "must not hold an encoded '/', '\\' or NUL (%2F, %5C, %00) or a '\\' in its host or path: servers resolve those differently",
+      }]],
     ['two default routes', routes({ default: true }, { name: 'other', path: '/other', default: true }),
       [{ path: 'routes.1.default', message: 'only one route may be default (also routes.0)' }]],
     ['default route while another owns the root metadata path', routes(

@@ -66,14 +66,34 @@ describe('filterListResponse', () => {
   });
 
   it.each<[string, unknown]>([
-    ['another id (a different request)', response({ tools }, 8)],
-    ['a string id equal in digits', response({ tools }, '7')],
     ['an error response', { jsonrpc: '2.0', id: 7, error: { code: -1, message: 'x' } }],
     ['a server request reusing the id', { jsonrpc: '2.0', id: 7, method: 'sampling/createMessage', params: { tools } }],
+    ['a notification', { jsonrpc: '2.0', method: 'notifications/progress', params: { progress: 1 } }],
     ['a result without the list', response({ other: tools })],
-    ['not an object', [response({ tools })]],
   ])('leaves %s unchanged', (_title, message) => {
     expect(filterListResponse(message, { method: 'tools/list', id: 7 }, () => false)).toBe(message);
+  });
+
+  it.each<[string, unknown]>([
+    ['another id (a result meant for another request)', response({ tools }, 8)],
+    ['a string id equal in digits', response({ tools }, '7')],
+    ['id null (the echo of an id the upstream could not read)', response({ tools }, null as unknown as number)],
+    ['no id', { jsonrpc: '2.0', result: { tools } }],
+    ['an error for another id', { jsonrpc: '2.0', id: 8, error: { code: -1, message: 'x' } }],
+    ['a method beside the result (clients differ on which it is)', { jsonrpc: '2.0', id: 7, method: 'notifications/message', result: { tools } }],
+    ['not an object (a batch)', [response({ tools })]],
+    ['not an object (a scalar)', 'tools'],
+  ])('K5 withholds %s: the answer is refused, never passed unfiltered', (_title, message) => {
+    expect(filterListResponse(message, { method: 'tools/list', id: 7 }, () => false)).toBeUndefined();
+  });
+
+  it('K5 a list method sent as a notification: a response without an id is filtered, one with an id withheld', () => {
+    const request = { method: 'tools/list', id: undefined };
+    expect(filterListResponse({ jsonrpc: '2.0', result: { tools } }, request, allowedFor(['mcp:tools']))).toEqual({
+      jsonrpc: '2.0',
+      result: { tools: [{ name: 'add' }], cacheScope: 'private' },
+    });
+    expect(filterListResponse(response({ tools }, null as unknown as number), request, () => true)).toBeUndefined();
   });
 
   it.each<[string, boolean]>([

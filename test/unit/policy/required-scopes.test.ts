@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicySettings } from '../../../src/config/types.js';
 import { inspectJsonRpcBody, type JsonRpcMessageFacts } from '../../../src/policy/jsonrpc.js';
-import { hasUnparsableResourceUri, requiredScopes } from '../../../src/policy/required-scopes.js';
+import { hasUnplaceableResourceUri, requiredScopes } from '../../../src/policy/required-scopes.js';
 
 function policy(overrides: Partial<Record<'tools' | 'methods' | 'resources' | 'prompts', Record<string, string[]>>> & { scopes?: string[] } = {}): PolicySettings {
   const map = (entries: Record<string, string[]> | undefined) => new Map(Object.entries(entries ?? {}));
@@ -54,6 +54,19 @@ describe('requiredScopes', () => {
     expect(requiredScopes(calc, facts)).toEqual(expected);
   });
 
+  it.each(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel'])(
+    'K2 %s (the operation behind a task is unknown) → every scope the policy names',
+    (method) => {
+      expect(requiredScopes(calc, message(method, { toolName: 'add' }))).toEqual([
+        'mcp:tools', 'mcp:call', 'mcp:read', 'calc:write', 'calc:add', 'calc:divide', 'prompts:summary', 'prompts:draft', 'files:secret',
+      ]);
+    },
+  );
+
+  it('K2 a task method on a route without operation policies → route scopes only', () => {
+    expect(requiredScopes(policy({ scopes: ['a'] }), message('tasks/result'))).toEqual(['a']);
+  });
+
   it('fail closed only adds what is configured: no per-tool policy → route and method scopes', () => {
     expect(requiredScopes(policy({ scopes: ['a'], methods: { 'tools/call': ['b'] } }), message('tools/call'))).toEqual(['a', 'b']);
   });
@@ -73,9 +86,9 @@ describe('requiredScopes', () => {
     ['unparsable URI in a completion', message('completion/complete', { resourceUri: ':' }), true],
     ['parsable URI', message('resources/read', { resourceUri: 'x:y' }), false],
     ['no URI', message('resources/read'), false],
-  ])('K1 hasUnparsableResourceUri: %s → %s', (_name, facts, expected) => {
-    expect(hasUnparsableResourceUri(calc, facts)).toBe(expected);
-    expect(hasUnparsableResourceUri(policy(), facts)).toBe(false);
+  ])('K1 hasUnplaceableResourceUri: %s → %s', (_name, facts, expected) => {
+    expect(hasUnplaceableResourceUri(calc, facts)).toBe(expected);
+    expect(hasUnplaceableResourceUri(policy(), facts)).toBe(false);
   });
 
   it('empty policy → no scopes', () => {

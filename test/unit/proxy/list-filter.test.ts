@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import type { GatewayError } from '../../../src/errors.js';
 import { createSseRewriter, readCapped, rewriteJsonBody, type MessageRewrite } from '../../../src/proxy/list-filter.js';
 
 /** Marks every rewritten message, so a test sees which events went through the rewrite. */
@@ -23,7 +24,7 @@ describe('createSseRewriter', () => {
     ['CR line endings', 'data: {"a":1}\r\r', 'data: {"rewritten":{"a":1}}\n\n'],
     ['data split over lines', 'data: {"a":\ndata: 1}\nid: 9\n\n', 'data: {"rewritten":{"a":1}}\nid: 9\n\n'],
     ['data without the optional space', 'data:{"a":1}\n\n', 'data: {"rewritten":{"a":1}}\n\n'],
-    ['non-JSON data passes byte for byte', 'data: hello\r\n\r\n', 'data: hello\r\n\r\n'],
+    ['empty data (a priming event) passes byte for byte', 'id: p1\r\ndata: \r\n\r\n', 'id: p1\r\ndata: \r\n\r\n'],
     ['comments and retry pass byte for byte', ': keep-alive\nretry: 1000\n\n', ': keep-alive\nretry: 1000\n\n'],
     ['a multibyte character split across chunks', 'data: {"t":"☕"}\n\n', 'data: {"rewritten":{"t":"☕"}}\n\n'],
     ['an event cut off by the end of the stream', 'data: {"a":1}', 'data: {"rewritten":{"a":1}}\n'],
@@ -61,8 +62,28 @@ describe('createSseRewriter', () => {
     rewriter.resume();
     const failed = once(rewriter, 'error');
     rewriter.write(`data: {"big":"${'x'.repeat(100)}`);
-    const [error] = (await failed) as [Error];
-    expect(error.message).toBe('SSE event exceeds the list filter limit');
+    const [error] = (await failed) as [GatewayError];
+    expect(error).toMatchObject({ code: 'upstream_unreachable', reason: 'list_event_too_large' });
+  });
+
+  /** Passes (marked) only messages with `ok`, withholding the rest. */
+  const okOnly: MessageRewrite = (message) => ((message as { ok?: boolean }).ok ? mark(message) : undefined);
+
+  it.each([
+    ['data that is not JSON (Python reads NaN)', 'data: {"tools":[{"name":"secret","x":NaN}]}\n\n', 'list_event_not_json'],
+    ['whitespace data', 'data:  \n\n', 'list_event_not_json'],
+    ['two empty data lines (dispatched as a newline)', 'data:\ndata:\n\n', 'list_event_not_json'],
+    ['non-JSON data cut off by the end of the stream', 'data: {"tools":', 'list_event_not_json'],
+    ['a message the rewrite withholds', 'data: {"a":1}\n\n', 'list_message_withheld'],
+  ])('K5 fails the stream on %s, after passing the events before it', async (_title, event, reason) => {
+    const rewriter = createSseRewriter(okOnly);
+    const output: string[] = [];
+    rewriter.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
+    const failed = once(rewriter, 'error');
+    rewriter.end(`data: {"ok":true}\n\n${event}`);
+    const [error] = (await failed) as [GatewayError];
+    expect(error).toMatchObject({ code: 'upstream_unreachable', reason });
+    expect(output.join('')).toBe('data: {"rewritten":{"ok":true}}\n\n');
   });
 });
 
@@ -70,6 +91,10 @@ describe('rewriteJsonBody', () => {
   it('always re-serialises what it parsed: a duplicate key cannot show a client another value', () => {
     const body = Buffer.from('{"id":1,"result":{"tools":["secret"]},"result":{"tools":[]}}');
     expect(rewriteJsonBody(body, (message) => message)?.toString()).toBe('{"id":1,"result":{"tools":[]}}');
+  });
+
+  it('a message the rewrite withholds → undefined (the caller refuses the answer)', () => {
+    expect(rewriteJsonBody(Buffer.from('{"id":8}'), () => undefined)).toBeUndefined();
   });
 
   it.each([['not JSON', 'nope'], ['invalid UTF-8', Buffer.from([0x7b, 0xff, 0x7d])], ['empty', '']])(
