@@ -35,9 +35,11 @@ export function checkJsonStructure(text: string, maxDepth: number): JsonStructur
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const end = stringEnd(text, i);
-      const keys = stack.at(-1);
+      const keys = stack[stack.length - 1];
       if (expectKey && keys) {
-        const key = JSON.parse(text.slice(i, end + 1)) as string;
+        // A key without escapes is its own text; only an escaped one needs decoding.
+        const raw = text.slice(i + 1, end);
+        const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
         if (keys.has(key)) return 'duplicate_keys';
         keys.add(key);
         expectKey = false;
@@ -51,7 +53,7 @@ export function checkJsonStructure(text: string, maxDepth: number): JsonStructur
       stack.pop();
       expectKey = false;
     } else if (c === COMMA) {
-      expectKey = stack.at(-1) instanceof Set;
+      expectKey = stack[stack.length - 1] instanceof Set;
     }
   }
   return 'ok';

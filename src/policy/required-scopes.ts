@@ -1,6 +1,7 @@
 import type { PolicySettings } from '../config/types.js';
 import { targetKinds, type JsonRpcMessageFacts, type TargetKind } from './jsonrpc.js';
 import { normalizeResourceUri } from '../config/resource-uri.js';
+import { perObject } from '../memo.js';
 
 /**
  * The policy entries of one kind and the key this message names among them: tool and prompt names are exact,
@@ -30,6 +31,9 @@ function target(
  * `tools/call`; some servers run other requests as tasks too) by its task id alone, which says nothing of the
  * operation. The gateway does not bind task ids to operations, so each needs every scope any operation could.
  */
+/** The route's own scopes, deduplicated, once per compiled policy. */
+const routeScopesOf = perObject((policy: PolicySettings): readonly string[] => Object.freeze([...new Set(policy.scopes)]));
+
 const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']);
 
 /**
@@ -40,10 +44,11 @@ const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/result', 
  * decides what it runs, so an unreadable name must not be the cheap one. A task method (`tasks/result`, ...) needs
  * every scope the policy names: the operation behind the task could be any.
  */
-export function requiredScopes(policy: PolicySettings, message: JsonRpcMessageFacts | undefined): string[] {
+export function requiredScopes(policy: PolicySettings, message: JsonRpcMessageFacts | undefined): readonly string[] {
+  // Most requests need only the route's scopes: one list per policy, not one per request.
+  if (message?.method === undefined || !dependsOnMessage(policy)) return routeScopesOf(policy);
   const scopes = new Set(policy.scopes);
   const add = (extra: readonly string[] | undefined): void => extra?.forEach((scope) => scopes.add(scope));
-  if (message?.method === undefined) return [...scopes];
   add(policy.methods.get(message.method));
   if (TASK_METHODS.has(message.method)) {
     for (const byOperation of [policy.methods, policy.tools, policy.prompts, policy.resources]) byOperation.forEach(add);

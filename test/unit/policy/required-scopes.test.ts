@@ -101,9 +101,9 @@ describe('requiredScopes', () => {
     expect(requiredScopes(calc, inspection.message)).toEqual(['mcp:tools', 'mcp:call', 'calc:write']);
   });
 
-  it('returns a fresh array the caller may keep', () => {
+  it('the route-only list is shared between requests and frozen, so no caller can change the next one', () => {
     const first = requiredScopes(calc, undefined);
-    first.push('mutated');
+    expect(() => (first as string[]).push('mutated')).toThrow(TypeError);
     expect(requiredScopes(calc, undefined)).toEqual(['mcp:tools']);
   });
 });
