@@ -21,22 +21,36 @@ export interface RecordingFetchOptions {
   readonly fetch?: FetchLike;
 }
 
-/** The cause of a failed fetch in a few words ("connect ECONNREFUSED 127.0.0.1:1", "timed out after 10 s"). */
-export function describeFetchError(error: unknown, timeoutMs: number): string {
+/**
+ * The cause of a failed fetch in a few words ("connect ECONNREFUSED 127.0.0.1:1", "timed out after 10 s"). For a
+ * request that carried credentials only the error's code: fetch quotes a header value it rejects, token included.
+ */
+export function describeFetchError(error: unknown, timeoutMs: number, credentialed = false): string {
   if (error instanceof DOMException && error.name === 'TimeoutError') return `timed out after ${timeoutMs / 1000} s`;
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  return cause instanceof Error ? cause.message : String(cause);
+  if (!credentialed) return cause instanceof Error ? cause.message : String(cause);
+  const code = (cause as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? code : 'failed (the error text is not shown: the request carried a token)';
+}
+
+/** Whether the request has an Authorization header, read without building a `Headers` (which validates values). */
+function carriesCredentials(headers: RequestInit['headers']): boolean {
+  if (headers === undefined) return false;
+  const names = headers instanceof Headers ? [...headers.keys()] : Array.isArray(headers) ? headers.map(([name]) => name) : Object.keys(headers);
+  return names.some((name) => name?.toLowerCase() === 'authorization');
 }
 
 /**
  * A fetch that bounds every request by `timeoutMs` and records each request's outcome, so a report can say which
- * metadata URL answered and what the others did, without the SDK's discovery functions having to tell.
+ * metadata URL answered and what the others did, without the SDK's discovery functions having to tell. A request
+ * with credentials that fails throws only that description, never the original error's text.
  */
 export function recordingFetch(options: RecordingFetchOptions): RecordingFetch {
   const baseFetch = options.fetch ?? fetch;
   const exchanges: Exchange[] = [];
   const recorded: FetchLike = async (url, init) => {
     const method = init?.method ?? 'GET';
+    const credentialed = carriesCredentials(init?.headers);
     const timeout = AbortSignal.timeout(options.timeoutMs);
     const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     try {
@@ -44,8 +58,9 @@ export function recordingFetch(options: RecordingFetchOptions): RecordingFetch {
       exchanges.push({ method, url: String(url), status: response.status });
       return response;
     } catch (error) {
-      exchanges.push({ method, url: String(url), error: describeFetchError(error, options.timeoutMs) });
-      throw error;
+      const description = describeFetchError(error, options.timeoutMs, credentialed);
+      exchanges.push({ method, url: String(url), error: description });
+      throw credentialed ? new Error(`${method} ${String(url)}: ${description}`) : error;
     }
   };
   return { fetch: recorded, exchanges };

@@ -33,7 +33,9 @@ export type Plant =
   /** Every `tools/list` with a token: 403 insufficient_scope for a scope never granted (`mcp:admin`). */
   | 'insufficient-scope'
   /** Every `tools/list` with a token: 403 insufficient_scope naming one more new scope each time. */
-  | 'escalating-scope';
+  | 'escalating-scope'
+  /** The token endpoint issues an access token with a line break in it (not RFC 6750 b64token syntax). */
+  | 'line-break-token';
 
 export interface FixtureOptions {
   readonly plant?: Plant;
@@ -203,7 +205,8 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
         json(response, 400, { error: 'invalid_grant' });
         return;
       }
-      const accessToken = options.issue === 'canary' ? secret('access-token') : await sign({}, grant.scope);
+      const issued = options.issue === 'canary' ? secret('access-token') : await sign({}, grant.scope);
+      const accessToken = plant === 'line-break-token' ? `${issued}\n${CANARY}-second-line\n` : issued;
       if (options.issue === 'canary') opaqueTokens.add(accessToken);
       json(response, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 300, scope: grant.scope ?? 'mcp:tools' });
     },
