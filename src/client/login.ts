@@ -22,7 +22,7 @@ export interface LoginOptions {
   readonly clientMetadataUrl?: string;
   /** `--call-tool`: a tool to call after `tools/list`, so the token also carries the scopes it needs. */
   readonly callTool?: { readonly name: string; readonly arguments: Record<string, unknown> };
-  /** Each discovery, registration and token request is aborted after this long. */
+  /** Every request (discovery, registration, token, MCP) without response headers after this long is aborted. */
   readonly timeoutMs: number;
   /** How long the user has to sign in. */
   readonly authorizationTimeoutMs: number;
@@ -209,7 +209,7 @@ function failure(operation: string, error: unknown): LoginError {
 export async function login(options: LoginOptions): Promise<StoredToken> {
   const { log, url } = options;
   const http = recordingFetch({ timeoutMs: options.timeoutMs, fetch: options.fetch });
-  const session = new McpSession(url, options.fetch);
+  const session = new McpSession(url, http.fetch);
   const redirect = await startRedirectListener();
   const authorizer = new Authorizer(options, http, redirect);
 

@@ -17,7 +17,7 @@ export interface ProbeOptions {
   readonly token?: string;
   /** `--client-id`: the client has pre-registered credentials. */
   readonly clientId?: string;
-  /** Each HTTP request is aborted after this long. */
+  /** Each HTTP request without response headers after this long is aborted. */
   readonly timeoutMs: number;
   /** Milliseconds since the epoch (token lifetimes). */
   readonly now?: () => number;

@@ -16,9 +16,13 @@ export interface RecordingFetch {
 }
 
 export interface RecordingFetchOptions {
-  /** Each request is aborted after this long. */
+  /** A request without response headers after this long is aborted. */
   readonly timeoutMs: number;
   readonly fetch?: FetchLike;
+}
+
+function timedOut(timeoutMs: number): string {
+  return `timed out after ${timeoutMs / 1000} s`;
 }
 
 /**
@@ -26,7 +30,7 @@ export interface RecordingFetchOptions {
  * request that carried credentials only the error's code: fetch quotes a header value it rejects, token included.
  */
 export function describeFetchError(error: unknown, timeoutMs: number, credentialed = false): string {
-  if (error instanceof DOMException && error.name === 'TimeoutError') return `timed out after ${timeoutMs / 1000} s`;
+  if (error instanceof DOMException && error.name === 'TimeoutError') return timedOut(timeoutMs);
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
   if (!credentialed) return cause instanceof Error ? cause.message : String(cause);
   const code = (cause as { code?: unknown } | null)?.code;
@@ -41,9 +45,10 @@ function carriesCredentials(headers: RequestInit['headers']): boolean {
 }
 
 /**
- * A fetch that bounds every request by `timeoutMs` and records each request's outcome, so a report can say which
- * metadata URL answered and what the others did, without the SDK's discovery functions having to tell. A request
- * with credentials that fails throws only that description, never the original error's text.
+ * A fetch that bounds every request's wait for its response headers by `timeoutMs`, and records each request's
+ * outcome, so a report can say which metadata URL answered and what the others did, without the SDK's discovery
+ * functions having to tell. Only the headers: an MCP response may be an SSE stream that stays open on purpose. A
+ * request with credentials that fails throws only the description, never the original error's text.
  */
 export function recordingFetch(options: RecordingFetchOptions): RecordingFetch {
   const baseFetch = options.fetch ?? fetch;
@@ -51,8 +56,9 @@ export function recordingFetch(options: RecordingFetchOptions): RecordingFetch {
   const recorded: FetchLike = async (url, init) => {
     const method = init?.method ?? 'GET';
     const credentialed = carriesCredentials(init?.headers);
-    const timeout = AbortSignal.timeout(options.timeoutMs);
-    const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException(timedOut(options.timeoutMs), 'TimeoutError')), options.timeoutMs);
+    const signal = init?.signal ? AbortSignal.any([init.signal, deadline.signal]) : deadline.signal;
     try {
       const response = await baseFetch(url, { ...init, signal });
       exchanges.push({ method, url: String(url), status: response.status });
@@ -61,6 +67,8 @@ export function recordingFetch(options: RecordingFetchOptions): RecordingFetch {
       const description = describeFetchError(error, options.timeoutMs, credentialed);
       exchanges.push({ method, url: String(url), error: description });
       throw credentialed ? new Error(`${method} ${String(url)}: ${description}`) : error;
+    } finally {
+      clearTimeout(timer);
     }
   };
   return { fetch: recorded, exchanges };

@@ -2,8 +2,10 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { runLoginCommand } from '../../src/client/login-command.js';
 import { CONFIG_DIR_VARIABLE, readTokenStore } from '../../src/client/token-store.js';
 import { runLogin } from '../helpers/login.js';
+import { startSilentServer } from '../helpers/net.js';
 import { fixturePerTest, type Fixture, type Plant } from './client-fixture.js';
 
 const fixture = fixturePerTest();
@@ -115,6 +117,20 @@ describe('login usage and reachability (exit 2)', () => {
     const { code, stderr } = await runLogin([deployment.url.href], env);
     expect(stderr).toContain(`login failed: cannot reach ${deployment.url.href}`);
     expect(code).toBe(2);
+  });
+
+  it('G2: a server that accepts the connection and never answers: --timeout bounds the MCP request, exit 2, "timed out"', async () => {
+    const silent = await startSilentServer();
+    try {
+      let stderr = '';
+      const url = `http://127.0.0.1:${new URL(silent.url).port}/mcp`;
+      const code = await runLoginCommand([url, '--no-browser', '--timeout', '200ms'], { stdout: () => undefined, stderr: (text) => (stderr += text) }, env);
+      expect(stderr).toContain(`login failed: cannot reach ${url}: `);
+      expect(stderr).toContain('timed out after 0.2 s');
+      expect(code).toBe(2);
+    } finally {
+      await silent.close();
+    }
   });
 
   it('a pre-registered client: --client-id and the secret from --client-secret-file', async () => {

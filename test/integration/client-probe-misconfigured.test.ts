@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Check, CheckStatus } from '../../src/client/check.js';
 import { runProbeCommand } from '../../src/client/probe-command.js';
+import { startSilentServer } from '../helpers/net.js';
 import { fixturePerTest, type Fixture, type Plant, type TokenClaims } from './client-fixture.js';
 
 const fixture = fixturePerTest();
@@ -129,5 +130,18 @@ describe('probe usage and reachability (exit 2)', () => {
     const code = await runProbeCommand([url.href], { stdout: () => undefined, stderr: (text) => (stderr += text) });
     expect(code).toBe(2);
     expect(stderr).toMatch(/cannot reach .*ECONNREFUSED/);
+  });
+
+  it('--timeout expires: a server that accepts the connection and never answers exits 2, "timed out"', async () => {
+    const silent = await startSilentServer();
+    try {
+      let stderr = '';
+      const url = `http://127.0.0.1:${new URL(silent.url).port}/mcp`;
+      const code = await runProbeCommand([url, '--timeout', '200ms'], { stdout: () => undefined, stderr: (text) => (stderr += text) });
+      expect(stderr).toBe(`cannot reach ${url}: timed out after 0.2 s\n`);
+      expect(code).toBe(2);
+    } finally {
+      await silent.close();
+    }
   });
 });
