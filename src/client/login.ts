@@ -1,7 +1,7 @@
 import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { runAuthorizationCodeFlow } from './authorization-code-flow.js';
-import { obtainClientIdentity, type ClientIdentity } from './client-identity.js';
+import { missingClientIdentity, obtainClientIdentity, type ClientIdentity } from './client-identity.js';
 import { discover, type AuthorizationServerFound } from './discovery.js';
 import { authorizationServerChecks, resourceMetadataChecks, usableAuthorizationServer } from './discovery-checks.js';
 import { startRedirectListener, type RedirectListener } from './loopback-redirect.js';
@@ -139,7 +139,7 @@ class Authorizer {
       fetch: this.#http.fetch,
     });
     if (identity === undefined) {
-      throw new LoginError(`${server.server} offers neither Client ID Metadata Documents nor dynamic registration: pass --client-id`);
+      throw new LoginError(missingClientIdentity(server));
     }
     this.#options.redactor.add(identity.information.client_secret);
     log(`client: ${identity.description}`);
