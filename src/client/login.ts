@@ -3,7 +3,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { runAuthorizationCodeFlow } from './authorization-code-flow.js';
 import { missingClientIdentity, obtainClientIdentity, type ClientIdentity } from './client-identity.js';
 import { discover, type AuthorizationServerFound } from './discovery.js';
-import { authorizationServerChecks, resourceMetadataChecks, usableAuthorizationServer } from './discovery-checks.js';
+import { authorizationServerChecks, isPrefixResource, resourceMetadataChecks, usableAuthorizationServer } from './discovery-checks.js';
 import { startRedirectListener, type RedirectListener } from './loopback-redirect.js';
 import { McpSession, type RefusedRequest } from './mcp-session.js';
 import { recordingFetch, type RecordingFetch } from './recording-fetch.js';
@@ -110,7 +110,10 @@ class Authorizer {
     await this.#authorize(operation, scope);
   }
 
-  /** Discovery, its checks (a spec client refuses on any failure), and the client identity: once per run. */
+  /**
+   * Discovery, its checks (a spec client refuses on any failure but a prefix `resource`, see isPrefixResource), and
+   * the client identity: once per run.
+   */
   async #establish(challenge: Challenge | undefined, operation: string): Promise<Established> {
     if (this.#established !== undefined) return this.#established;
     const { log, url } = this.#options;
@@ -119,9 +122,16 @@ class Authorizer {
     if (discovery.legacy) {
       log(`no protected resource metadata: 2025-03-26 discovery at ${new URL('/', url).href}`);
     } else {
-      const refusal = resourceMetadataChecks(discovery).find((check) => check.status === 'fail');
+      const prefix = isPrefixResource(discovery);
+      const refusal = resourceMetadataChecks(discovery).find((check) => check.status === 'fail' && !(prefix && check.id === 'resource'));
       if (refusal !== undefined) throw new LoginError(`protected resource metadata refused: ${refusal.message}`);
       log(`protected resource metadata: ${discovery.resourceMetadata?.url ?? ''}`);
+      if (prefix) {
+        log(
+          `resource ${discovery.resourceMetadata?.document.resource ?? ''} is only a prefix of ${canonicalResource(url)} (RFC 9728 §3.3 ` +
+            'requires them identical): accepted as the official SDK does, and the token is requested for it',
+        );
+      }
     }
     const server = usableAuthorizationServer(discovery);
     if (server === undefined) {

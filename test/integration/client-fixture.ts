@@ -14,6 +14,8 @@ export type Plant =
   | 'clean'
   /** The metadata's `resource` names another server. */
   | 'prm-resource-mismatch'
+  /** The metadata's `resource` is the server's origin, a same-origin prefix of the MCP endpoint. */
+  | 'prm-resource-prefix'
   /** The authorization server metadata's `issuer` is not the URL the resource advertises (a rewritten issuer). */
   | 'as-issuer-mismatch'
   /** `code_challenge_methods_supported` lacks S256. */
@@ -138,7 +140,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
   };
 
   const protectedResourceMetadata = () => ({
-    resource: plant === 'prm-resource-mismatch' ? `${origin}/other/mcp` : urls().resource,
+    resource: plant === 'prm-resource-mismatch' ? `${origin}/other/mcp` : plant === 'prm-resource-prefix' ? origin : urls().resource,
     authorization_servers: [urls().issuer],
     scopes_supported: ['mcp:tools'],
     bearer_methods_supported: ['header'],
@@ -201,7 +203,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
       const grant = codes.get(body.code ?? '');
       codes.delete(body.code ?? '');
       const verified = grant !== undefined && createHash('sha256').update(body.code_verifier ?? '').digest('base64url') === grant.challenge;
-      if (!verified || body.resource !== urls().resource) {
+      if (!verified || body.resource !== protectedResourceMetadata().resource) {
         json(response, 400, { error: 'invalid_grant' });
         return;
       }

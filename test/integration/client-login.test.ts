@@ -62,6 +62,15 @@ describe('login: the authorization response', () => {
     expect(await stored()).toEqual([deployment.resource]);
   });
 
+  it('G5: a PRM resource that is a same-origin prefix (probe fails it) is accepted as the official SDK does, with a note', async () => {
+    const deployment = await fixture('prm-resource-prefix');
+    const { code, stderr } = await runLogin([deployment.url.href], env);
+    expect(stderr).toContain(`resource ${deployment.url.origin} is only a prefix of ${deployment.resource} (RFC 9728 §3.3 requires them identical): accepted`);
+    expect(code).toBe(0);
+    // The fixture's token endpoint checked that the resource sent was the metadata's.
+    expect(await stored()).toEqual([deployment.url.origin]);
+  });
+
   it.each<[string, Plant]>([
     ['discovery only at the root', 'root-only-discovery'],
     ['error="invalid_token" in the first challenge', 'error-without-token'],

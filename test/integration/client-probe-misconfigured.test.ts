@@ -40,6 +40,7 @@ describe('probe against planted misconfigurations (a fixture deployment, one mis
 
   it.each<[string, Plant, Record<string, CheckStatus>, number]>([
     ['PRM resource mismatch', 'prm-resource-mismatch', { resource: 'fail' }, 1],
+    ['G5: PRM resource a same-origin prefix (the origin)', 'prm-resource-prefix', { resource: 'fail' }, 1],
     ['AS issuer mismatch (rewritten issuer)', 'as-issuer-mismatch', { 'as-issuer': 'fail', registration: 'fail' }, 1],
     ['no S256 in code_challenge_methods_supported', 'no-s256', { 'as-pkce': 'fail' }, 1],
     ['no code_challenge_methods_supported at all', 'no-pkce-field', { 'as-pkce': 'fail' }, 1],
