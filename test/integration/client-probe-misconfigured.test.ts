@@ -81,9 +81,9 @@ describe('probe with a token: its claims and signature against what discovery fo
     expect(code).toBe(0);
   });
 
+  const tokenRequests = (deployment: Fixture) => deployment.requests.filter((request) => request === 'POST /mcp').length - 1;
+
   it.each<[string, (fixture: Fixture) => TokenClaims, string]>([
-    ['wrong audience', () => ({ aud: 'https://other.example.com/mcp' }), 'token-audience'],
-    ['foreign issuer', () => ({ iss: 'https://idp.example.com/realms/other' }), 'token-issuer'],
     ['expired', () => ({ expiresIn: -60 }), 'token-lifetime'],
     ['bad signature (a key not in the JWKS)', () => ({ signedBy: 'stranger' }), 'token-signature'],
   ])('%s: that check fails, the server refuses it (401), exit 1', async (_name, claims, failing) => {
@@ -94,6 +94,22 @@ describe('probe with a token: its claims and signature against what discovery fo
     );
     expect(statuses[failing]).toBe('fail');
     expect(checks.find((check) => check.id === 'token-accepted')?.message).toContain('401');
+    expect(tokenRequests(deployment)).toBe(1);
+    expect(code).toBe(1);
+  });
+
+  it.each<[string, Plant, (fixture: Fixture) => TokenClaims, string]>([
+    ['a wrong audience', 'clean', () => ({ aud: 'https://other.example.com/mcp' }), 'token-audience'],
+    ['a foreign issuer', 'clean', () => ({ iss: 'https://idp.example.com/realms/other' }), 'token-issuer'],
+    ['a PRM resource naming another server', 'prm-resource-mismatch', () => ({}), 'resource'],
+  ])('G9: %s: the token is not sent (this server may not be the one it is for), token-accepted says why, exit 1', async (_name, plant, claims, failing) => {
+    const deployment = await fixture(plant);
+    const { code, checks, statuses } = await probeJson(deployment.url, await deployment.token(claims(deployment)));
+    expect(statuses[failing]).toBe('fail');
+    const accepted = checks.find((check) => check.id === 'token-accepted');
+    expect(accepted?.status).toBe('warn');
+    expect(accepted?.message).toMatch(new RegExp(`^not sent: (.+, )?${failing}( |,)`));
+    expect(tokenRequests(deployment)).toBe(0);
     expect(code).toBe(1);
   });
 
