@@ -36,6 +36,8 @@ export type Plant =
   | 'insufficient-scope'
   /** Every `tools/list` with a token: 403 insufficient_scope naming one more new scope each time. */
   | 'escalating-scope'
+  /** Every POST with a token, `initialize` included: 403 insufficient_scope for `mcp:admin`. */
+  | 'insufficient-scope-initialize'
   /** The token endpoint issues an access token with a line break in it (not RFC 6750 b64token syntax). */
   | 'line-break-token';
 
@@ -224,9 +226,10 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
           return;
         }
         const body = await readJson(request);
-        if ((plant === 'insufficient-scope' || plant === 'escalating-scope') && (body as { method?: string } | undefined)?.method === 'tools/list') {
+        const method = (body as { method?: string } | undefined)?.method;
+        if (plant === 'insufficient-scope-initialize' || ((plant === 'insufficient-scope' || plant === 'escalating-scope') && method === 'tools/list')) {
           refusals += 1;
-          const scope = plant === 'insufficient-scope' ? 'mcp:admin' : `mcp:level${refusals}`;
+          const scope = plant === 'escalating-scope' ? `mcp:level${refusals}` : 'mcp:admin';
           const header = `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`;
           json(response, 403, { error: 'insufficient_scope' }, { 'www-authenticate': header });
           return;

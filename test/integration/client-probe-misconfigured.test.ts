@@ -1,3 +1,6 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Check, CheckStatus } from '../../src/client/check.js';
 import { runProbeCommand } from '../../src/client/probe-command.js';
@@ -6,10 +9,11 @@ import { fixturePerTest, type Fixture, type Plant, type TokenClaims } from './cl
 
 const fixture = fixturePerTest();
 
-/** `probe --json` against `url`: the exit code and each check's status by id. */
-async function probeJson(url: URL, token?: string): Promise<{ code: number; statuses: Record<string, CheckStatus>; checks: Check[] }> {
+/** `probe --json` against `url` (with `--token` or other arguments): the exit code and each check's status by id. */
+async function probeJson(url: URL, token?: string | readonly string[]): Promise<{ code: number; statuses: Record<string, CheckStatus>; checks: Check[] }> {
   let stdout = '';
-  const code = await runProbeCommand([url.href, '--json', '--timeout', '5s', ...(token === undefined ? [] : ['--token', token])], { stdout: (text) => (stdout += text), stderr: () => undefined });
+  const tokenArgs = token === undefined ? [] : typeof token === 'string' ? ['--token', token] : token;
+  const code = await runProbeCommand([url.href, '--json', '--timeout', '5s', ...tokenArgs], { stdout: (text) => (stdout += text), stderr: () => undefined });
   const { checks } = JSON.parse(stdout) as { checks: Check[] };
   return { code, checks, statuses: Object.fromEntries(checks.map((check) => [check.id, check.status])) };
 }
@@ -79,6 +83,25 @@ describe('probe with a token: its claims and signature against what discovery fo
       'token-accepted': 'pass',
     });
     expect(code).toBe(0);
+  });
+
+  it('the token from --token-file (with the newline an editor adds): accepted, exit 0', async () => {
+    const deployment = await fixture('clean');
+    const file = join(await mkdtemp(join(tmpdir(), 'mcp-probe-token-')), 'token');
+    await writeFile(file, `${await deployment.token()}\n`, { mode: 0o600 });
+    const { code, statuses } = await probeJson(deployment.url, ['--token-file', file]);
+    expect(statuses).toMatchObject({ 'token-format': 'pass', 'token-audience': 'pass', 'token-signature': 'pass', 'token-accepted': 'pass' });
+    expect(code).toBe(0);
+  });
+
+  it('a 403 insufficient_scope to initialize with the token: token-accepted fails naming the scope the server wants, exit 1', async () => {
+    const deployment = await fixture('insufficient-scope-initialize');
+    const { code, checks } = await probeJson(deployment.url, await deployment.token());
+    expect(checks.find((check) => check.id === 'token-accepted')).toMatchObject({
+      status: 'fail',
+      message: 'POST initialize with the token: 403 insufficient_scope, the server wants scope "mcp:admin"',
+    });
+    expect(code).toBe(1);
   });
 
   const tokenRequests = (deployment: Fixture) => deployment.requests.filter((request) => request === 'POST /mcp').length - 1;
