@@ -12,7 +12,7 @@ const fixture = fixturePerTest();
 /** `probe --json` against `url` (with `--token` or other arguments): the exit code and each check's status by id. */
 async function probeJson(url: URL, token?: string | readonly string[]): Promise<{ code: number; statuses: Record<string, CheckStatus>; checks: Check[] }> {
   let stdout = '';
-  const tokenArgs = token === undefined ? [] : typeof token === 'string' ? ['--token', token] : token;
+  const tokenArgs = token === undefined ? [] : typeof token === 'string' ? [`--token=${token}`] : token;
   const code = await runProbeCommand([url.href, '--json', '--timeout', '5s', ...tokenArgs], { stdout: (text) => (stdout += text), stderr: () => undefined });
   const { checks } = JSON.parse(stdout) as { checks: Check[] };
   return { code, checks, statuses: Object.fromEntries(checks.map((check) => [check.id, check.status])) };
