@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -69,6 +69,17 @@ describe('login: the authorization response', () => {
     expect(code).toBe(0);
     // The fixture's token endpoint checked that the resource sent was the metadata's.
     expect(await stored()).toEqual([deployment.url.origin]);
+  });
+
+  it('G7: an existing config directory open to others: login warns and leaves its mode, the token file is 0600', async () => {
+    const deployment = await fixture('clean');
+    const dir = env[CONFIG_DIR_VARIABLE] ?? '';
+    await chmod(dir, 0o755);
+    const { code, stderr } = await runLogin([deployment.url.href], env);
+    expect(code).toBe(0);
+    expect(stderr).toContain(`warning: ${dir} is mode 0755: others can list it (tokens.json itself is 0600); chmod 700 ${dir} keeps it private`);
+    expect((await stat(dir)).mode & 0o777).toBe(0o755);
+    expect((await stat(join(dir, 'tokens.json'))).mode & 0o777).toBe(0o600);
   });
 
   it.each<[string, Plant]>([
