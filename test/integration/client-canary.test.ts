@@ -97,17 +97,18 @@ describe('H1: probe and login never print a token, an authorization code or a se
     expect(`${stdout}${stderr}`).not.toContain(CANARY);
   });
 
-  it('a failing login (a response with another state, discarded) does not print its code or the client secret', async () => {
+  it('a login that discards a forged response (another state, a canary code) prints neither code nor the client secret', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mcp-login-canary-'));
     const secret = `${CANARY}-wrong-secret`;
     await writeFile(join(dir, 'secret'), secret, { mode: 0o600 });
-    const refused = await startClientFixture({ issue: 'canary', plant: 'wrong-state' });
+    const forging = await startClientFixture({ issue: 'canary', plant: 'wrong-state' });
     try {
-      const { code, stdout, stderr } = await runLogin([refused.url.href, '--client-id', 'x', '--client-secret-file', join(dir, 'secret')], { [CONFIG_DIR_VARIABLE]: dir });
-      expect(code).toBe(1);
+      const { code, stdout, stderr } = await runLogin([forging.url.href, '--client-id', 'x', '--client-secret-file', join(dir, 'secret')], { [CONFIG_DIR_VARIABLE]: dir });
+      expect(forging.requests).toContain('forged response: 400');
+      expect(code).toBe(0);
       expect(`${stdout}${stderr}`).not.toContain(CANARY);
     } finally {
-      await refused.close();
+      await forging.close();
     }
   });
 });

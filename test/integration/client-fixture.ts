@@ -28,7 +28,10 @@ export type Plant =
   | 'error-without-token'
   /** The challenge's `resource_metadata` is a relative reference, not an absolute URL. */
   | 'relative-resource-metadata'
-  /** The authorization server redirects back with another `state`. */
+  /**
+   * Before the authorization server redirects back, a forged response (another `state`, a code of its own) reaches
+   * the redirect URI; its answer is recorded in `requests` as `forged response: <status>`.
+   */
   | 'wrong-state'
   /** The authorization server refuses: `error=access_denied`. */
   | 'access-denied'
@@ -187,9 +190,16 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
         client_name: body.client_name,
       });
     },
-    'GET /as/authorize': (_request, response, url) => {
+    'GET /as/authorize': async (_request, response, url) => {
       const redirect = new URL(url.searchParams.get('redirect_uri') ?? '');
       const state = url.searchParams.get('state') ?? '';
+      if (plant === 'wrong-state') {
+        const forged = new URL(redirect);
+        forged.search = new URLSearchParams({ code: secret('forged-code'), state: `${state}x` }).toString();
+        const answer = await fetch(forged);
+        await answer.body?.cancel();
+        requests.push(`forged response: ${answer.status}`);
+      }
       if (plant === 'access-denied') {
         redirect.searchParams.set('error', 'access_denied');
       } else {
@@ -197,7 +207,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
         codes.set(code, { challenge: url.searchParams.get('code_challenge') ?? '', scope: url.searchParams.get('scope') ?? undefined });
         redirect.searchParams.set('code', code);
       }
-      redirect.searchParams.set('state', plant === 'wrong-state' ? `${state}x` : state);
+      redirect.searchParams.set('state', state);
       response.writeHead(302, { location: redirect.href }).end();
     },
     'POST /as/token': async (request, response) => {

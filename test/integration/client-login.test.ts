@@ -37,12 +37,14 @@ describe('login refuses what a spec client must refuse, before any authorization
 });
 
 describe('login: the authorization response', () => {
-  it('a response with another state is discarded: exit 1, no token request', async () => {
+  it('G8: a forged response with another state is discarded (an error page) and the real one still signs in', async () => {
     const deployment = await fixture('wrong-state');
-    const { code, stderr } = await runLogin([deployment.url.href], env);
-    expect(stderr).toContain('login failed: the authorization response has a missing or different state: discarded');
-    expect(code).toBe(1);
-    expect(deployment.requests).not.toContain('POST /as/token');
+    const { code } = await runLogin([deployment.url.href], env);
+    expect(deployment.requests).toContain('forged response: 400');
+    expect(code).toBe(0);
+    // The fixture's token endpoint knows only the real code: a token proves the forged one was not exchanged.
+    expect(deployment.requests.filter((request) => request === 'POST /as/token')).toHaveLength(1);
+    expect(await stored()).toEqual([deployment.resource]);
   });
 
   it('an error response names its error code: exit 1', async () => {
