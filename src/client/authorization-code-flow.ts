@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { exchangeAuthorization, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { bearerTokenProblem } from './bearer-token.js';
 import type { AuthorizationServerFound } from './discovery.js';
 import type { RedirectListener } from './loopback-redirect.js';
 import type { Redactor } from './redaction.js';
@@ -23,6 +24,7 @@ export interface AuthorizationCodeFlow {
 /**
  * One authorization code grant with PKCE S256 (the SDK builds the request and exchanges the code): a fresh
  * `state` that the response must carry, `resource` in both requests, the code taken from the loopback redirect.
+ * An access token that could not go in an `Authorization` header is refused here, before any request carries it.
  */
 export async function runAuthorizationCodeFlow(flow: AuthorizationCodeFlow, scope: string | undefined): Promise<OAuthTokens> {
   const state = randomBytes(24).toString('base64url');
@@ -58,5 +60,7 @@ export async function runAuthorizationCodeFlow(flow: AuthorizationCodeFlow, scop
   });
   flow.redactor.add(tokens.access_token);
   flow.redactor.add(tokens.refresh_token);
+  const problem = bearerTokenProblem(tokens.access_token);
+  if (problem !== undefined) throw new Error(`the authorization server issued an access token that is not a bearer token: ${problem}`);
   return tokens;
 }

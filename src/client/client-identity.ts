@@ -83,3 +83,11 @@ export async function obtainClientIdentity(server: AuthorizationServerFound, opt
   );
   return registration === undefined ? undefined : identityFor(registration, server, options);
 }
+
+/** Why `obtainClientIdentity` found nothing at `server`, and what the user can pass instead. */
+export function missingClientIdentity(server: AuthorizationServerFound): string {
+  return server.metadata?.client_id_metadata_document_supported === true
+    ? `${server.server} supports Client ID Metadata Documents but not dynamic registration, and cannot fetch one served on this machine: ` +
+        'pass --client-metadata-url (your published https document) or --client-id'
+    : `${server.server} offers neither Client ID Metadata Documents nor dynamic registration: pass --client-id`;
+}

@@ -21,10 +21,11 @@ function resourceCheck(resource: string, url: URL): Check {
     case 'prefix':
       return {
         id: 'resource',
-        status: 'warn',
+        status: 'fail',
         message:
-          `resource ${resource} is not ${expected} but a prefix of it: clients that accept a prefix request tokens ` +
-          `for ${resource} (valid wherever that prefix is); strict RFC 9728 clients reject the metadata`,
+          `resource ${resource} is not ${expected} but a prefix of it: RFC 9728 §3.3 requires the two to be identical, ` +
+          `and strict clients reject the metadata; the official SDK tolerates a same-origin prefix and requests tokens ` +
+          `for ${resource}, valid wherever that prefix is`,
         spec: SPEC.prmResource,
       };
     case 'different':
@@ -35,6 +36,15 @@ function resourceCheck(resource: string, url: URL): Check {
         spec: SPEC.prmResource,
       };
   }
+}
+
+/**
+ * Whether the metadata's `resource` is a same-origin path prefix of the URL: `probe` fails it (RFC 9728 §3.3), and
+ * `login` accepts it as the official SDK does, so that it signs in wherever SDK clients do.
+ */
+export function isPrefixResource(discovery: Discovery): boolean {
+  const resource = discovery.resourceMetadata?.document.resource;
+  return resource !== undefined && matchResource(resource, discovery.url) === 'prefix';
 }
 
 /** Step 2: protected resource metadata, where it was found, and what it says. */

@@ -3,7 +3,7 @@ import { openBrowser, SIGN_IN_PREFIX } from './browser.js';
 import { parseCommandLine, parseHttpUrl, parseTimeout, readSecretFile, UsageError, withUsageErrors, type CommandOutput, type ExitCode } from './command-line.js';
 import { login, LoginError } from './login.js';
 import { Redactor } from './redaction.js';
-import { saveToken, tokenStorePath } from './token-store.js';
+import { saveToken, storeDirectoryWarning, tokenStorePath } from './token-store.js';
 
 export const LOGIN_USAGE =
   'mcp-auth-gateway login <url> [--scope S] [--client-id ID [--client-secret-file F]] [--client-metadata-url URL] ' +
@@ -87,6 +87,8 @@ export function runLoginCommand(args: readonly string[], output: CommandOutput, 
       const path = tokenStorePath(env);
       await saveToken(path, token);
       log(`token for ${token.resource} saved in ${path} (readable by you only)`);
+      const warning = await storeDirectoryWarning(path);
+      if (warning !== undefined) log(`warning: ${warning}`);
       if (values['print-token'] === true) output.stdout(`${token.accessToken}\n`);
       return 0;
     } catch (error) {

@@ -1,9 +1,9 @@
 import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { runAuthorizationCodeFlow } from './authorization-code-flow.js';
-import { obtainClientIdentity, type ClientIdentity } from './client-identity.js';
+import { missingClientIdentity, obtainClientIdentity, type ClientIdentity } from './client-identity.js';
 import { discover, type AuthorizationServerFound } from './discovery.js';
-import { authorizationServerChecks, resourceMetadataChecks, usableAuthorizationServer } from './discovery-checks.js';
+import { authorizationServerChecks, isPrefixResource, resourceMetadataChecks, usableAuthorizationServer } from './discovery-checks.js';
 import { startRedirectListener, type RedirectListener } from './loopback-redirect.js';
 import { McpSession, type RefusedRequest } from './mcp-session.js';
 import { recordingFetch, type RecordingFetch } from './recording-fetch.js';
@@ -22,7 +22,7 @@ export interface LoginOptions {
   readonly clientMetadataUrl?: string;
   /** `--call-tool`: a tool to call after `tools/list`, so the token also carries the scopes it needs. */
   readonly callTool?: { readonly name: string; readonly arguments: Record<string, unknown> };
-  /** Each discovery, registration and token request is aborted after this long. */
+  /** Every request (discovery, registration, token, MCP) without response headers after this long is aborted. */
   readonly timeoutMs: number;
   /** How long the user has to sign in. */
   readonly authorizationTimeoutMs: number;
@@ -110,7 +110,10 @@ class Authorizer {
     await this.#authorize(operation, scope);
   }
 
-  /** Discovery, its checks (a spec client refuses on any failure), and the client identity: once per run. */
+  /**
+   * Discovery, its checks (a spec client refuses on any failure but a prefix `resource`, see isPrefixResource), and
+   * the client identity: once per run.
+   */
   async #establish(challenge: Challenge | undefined, operation: string): Promise<Established> {
     if (this.#established !== undefined) return this.#established;
     const { log, url } = this.#options;
@@ -119,9 +122,16 @@ class Authorizer {
     if (discovery.legacy) {
       log(`no protected resource metadata: 2025-03-26 discovery at ${new URL('/', url).href}`);
     } else {
-      const refusal = resourceMetadataChecks(discovery).find((check) => check.status === 'fail');
+      const prefix = isPrefixResource(discovery);
+      const refusal = resourceMetadataChecks(discovery).find((check) => check.status === 'fail' && !(prefix && check.id === 'resource'));
       if (refusal !== undefined) throw new LoginError(`protected resource metadata refused: ${refusal.message}`);
       log(`protected resource metadata: ${discovery.resourceMetadata?.url ?? ''}`);
+      if (prefix) {
+        log(
+          `resource ${discovery.resourceMetadata?.document.resource ?? ''} is only a prefix of ${canonicalResource(url)} (RFC 9728 §3.3 ` +
+            'requires them identical): accepted as the official SDK does, and the token is requested for it',
+        );
+      }
     }
     const server = usableAuthorizationServer(discovery);
     if (server === undefined) {
@@ -139,7 +149,7 @@ class Authorizer {
       fetch: this.#http.fetch,
     });
     if (identity === undefined) {
-      throw new LoginError(`${server.server} offers neither Client ID Metadata Documents nor dynamic registration: pass --client-id`);
+      throw new LoginError(missingClientIdentity(server));
     }
     this.#options.redactor.add(identity.information.client_secret);
     log(`client: ${identity.description}`);
@@ -209,7 +219,7 @@ function failure(operation: string, error: unknown): LoginError {
 export async function login(options: LoginOptions): Promise<StoredToken> {
   const { log, url } = options;
   const http = recordingFetch({ timeoutMs: options.timeoutMs, fetch: options.fetch });
-  const session = new McpSession(url, options.fetch);
+  const session = new McpSession(url, http.fetch);
   const redirect = await startRedirectListener();
   const authorizer = new Authorizer(options, http, redirect);
 

@@ -10,9 +10,11 @@ export interface RedirectListener {
   /** `http://127.0.0.1:<port>/callback` (RFC 8252 §7.3 loopback redirect). */
   readonly redirectUri: string;
   /**
-   * Resolves with the next authorization response to the redirect URI whose `state` is `state`; rejects on an
-   * error response, a missing or different `state` (the response is discarded), at `timeoutMs`, or when `signal`
-   * aborts. Call it before sending the user to the authorization URL, so a fast response is not missed.
+   * Resolves with the next authorization response to the redirect URI whose `state` is `state`; rejects when that
+   * response is an error or has no code, at `timeoutMs`, or when `signal` aborts. A response with a missing or
+   * different `state` gets an error page and is discarded, and the wait goes on (MCP authorization: discard it; a
+   * forged or stale response must not end the sign-in). Call it before sending the user to the authorization URL,
+   * so a fast response is not missed.
    */
   expect(state: string, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<AuthorizationResponse>;
   close(): Promise<void>;
@@ -30,6 +32,8 @@ function page(response: ServerResponse, status: number, text: string): void {
 
 interface Waiter {
   readonly state: string;
+  /** Responses with a missing or different state, for the timeout message. */
+  discarded: number;
   resolve(response: AuthorizationResponse): void;
   reject(error: Error): void;
 }
@@ -61,7 +65,7 @@ export async function startRedirectListener(): Promise<RedirectListener> {
     const params = url.searchParams;
     if (params.get('state') !== waiter.state) {
       page(response, 400, 'This response does not belong to the sign-in in progress and was discarded.');
-      settle({ error: new Error('the authorization response has a missing or different state: discarded') });
+      waiter.discarded += 1;
       return;
     }
     const error = params.get('error');
@@ -96,10 +100,9 @@ export async function startRedirectListener(): Promise<RedirectListener> {
           signal?.removeEventListener('abort', onAbort);
         };
         const onAbort = () => settle({ error: new Error('the authorization was abandoned') });
-        const timer = setTimeout(() => settle({ error: new Error(`no authorization response within ${timeoutMs / 1000} s`) }), timeoutMs);
-        signal?.addEventListener('abort', onAbort, { once: true });
-        waiter = {
+        const current: Waiter = {
           state,
+          discarded: 0,
           resolve: (response) => {
             cleanup();
             resolve(response);
@@ -109,6 +112,13 @@ export async function startRedirectListener(): Promise<RedirectListener> {
             reject(error);
           },
         };
+        const onTimeout = () => {
+          const discarded = current.discarded === 0 ? '' : ` (${current.discarded} with a missing or different state discarded)`;
+          settle({ error: new Error(`no authorization response within ${timeoutMs / 1000} s${discarded}`) });
+        };
+        const timer = setTimeout(onTimeout, timeoutMs);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        waiter = current;
       });
     },
     close: () =>

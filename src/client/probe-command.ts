@@ -1,3 +1,4 @@
+import { bearerTokenProblem } from './bearer-token.js';
 import { hasFailure } from './check.js';
 import { parseCommandLine, parseHttpUrl, parseTimeout, readSecretFile, UsageError, withUsageErrors, type CommandOutput, type ExitCode } from './command-line.js';
 import { probe } from './probe.js';
@@ -16,9 +17,13 @@ const OPTIONS = {
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 
+/** `--token` or `--token-file`'s content, refused (without being quoted) unless it can go in a Bearer header. */
 async function tokenOf(token: string | undefined, tokenFile: string | undefined): Promise<string | undefined> {
   if (token !== undefined && tokenFile !== undefined) throw new UsageError('give --token or --token-file, not both');
-  return tokenFile === undefined ? token : readSecretFile(tokenFile, '--token-file');
+  const value = tokenFile === undefined ? token : await readSecretFile(tokenFile, '--token-file');
+  const problem = value === undefined ? undefined : bearerTokenProblem(value);
+  if (problem !== undefined) throw new UsageError(`${tokenFile === undefined ? '--token' : `--token-file ${tokenFile}`}: not a bearer token: ${problem}`);
+  return value;
 }
 
 /**
@@ -35,10 +40,10 @@ export function runProbeCommand(args: readonly string[], output: CommandOutput):
     redactor.add(token);
     const result = await probe({ url, token, clientId: values['client-id'], timeoutMs });
     if (!result.reachable) {
-      output.stderr(redactor.apply(`cannot reach ${result.url}: ${result.reason}\n`));
+      output.stderr(`cannot reach ${result.url}: ${redactor.apply(result.reason)}\n`);
       return 2;
     }
-    output.stdout(redactor.apply(values.json === true ? renderJson(result) : renderTable(result)));
+    output.stdout(values.json === true ? renderJson(result, redactor) : renderTable(result, redactor));
     return hasFailure(result.checks) ? 1 : 0;
   });
 }

@@ -17,7 +17,7 @@ export interface ProbeOptions {
   readonly token?: string;
   /** `--client-id`: the client has pre-registered credentials. */
   readonly clientId?: string;
-  /** Each HTTP request is aborted after this long. */
+  /** Each HTTP request without response headers after this long is aborted. */
   readonly timeoutMs: number;
   /** Milliseconds since the epoch (token lifetimes). */
   readonly now?: () => number;
@@ -130,6 +130,26 @@ function scopeCheck(bearer: Challenge | undefined, discovery: Discovery): Check 
   return { id: 'scope-selection', status: 'pass', message, spec: SPEC.scopeSelection };
 }
 
+/**
+ * Failed checks after which the token is not sent: the resource or the token's audience or issuer does not match,
+ * so this URL may not be the server the token is for (a hostile URL naming another server's resource could collect
+ * it). Expiry and signature failures do not say that; the server's answer to such a token is worth seeing.
+ */
+const WITHHOLD_AFTER = new Set(['resource', 'token-issuer', 'token-audience']);
+
+/**
+ * A warning, not a failure: the server was never asked, so nothing about its answer failed; the cause is already
+ * a failed check of its own, which sets the exit code.
+ */
+function withheldCheck(causes: readonly string[]): Check {
+  return {
+    id: 'token-accepted',
+    status: 'warn',
+    message: `not sent: ${causes.join(', ')} failed, so this server may not be the one the token is for`,
+    spec: SPEC.tokenAccepted,
+  };
+}
+
 /** Step 6, after the token's own checks: what the server says when the token is sent. */
 async function sendToken(http: RecordingFetch, url: URL, token: string): Promise<Check> {
   const authorization = { authorization: `Bearer ${token}` };
@@ -191,7 +211,9 @@ export async function probe(options: ProbeOptions): Promise<ProbeResult> {
       now: (options.now ?? Date.now)(),
       timeoutMs: options.timeoutMs,
     };
-    checks.push(...(await tokenChecks(options.token, expectations)), await sendToken(http, url, options.token));
+    checks.push(...(await tokenChecks(options.token, expectations)));
+    const causes = checks.filter((check) => check.status === 'fail' && WITHHOLD_AFTER.has(check.id)).map((check) => check.id);
+    checks.push(causes.length > 0 ? withheldCheck(causes) : await sendToken(http, url, options.token));
   }
   return { reachable: true, url: url.href, checks };
 }

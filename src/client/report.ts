@@ -1,4 +1,5 @@
 import type { Check, CheckStatus } from './check.js';
+import type { Redactor } from './redaction.js';
 
 export interface Report {
   readonly url: string;
@@ -12,8 +13,17 @@ function printable(text: string): string {
   return text.replace(/[\p{Cc}\u2028\u2029]/gu, '?');
 }
 
+/**
+ * The messages with every secret the command handled replaced, while still raw: once rendered, the table's `?` for
+ * a control character or JSON's `\n` would change a secret so that it no longer matches.
+ */
+function redacted(report: Report, redactor: Redactor): Report {
+  return { url: report.url, checks: report.checks.map((check) => ({ ...check, message: redactor.apply(check.message) })) };
+}
+
 /** One line per check: status, id, message and, in brackets, the clause; then the totals. */
-export function renderTable(report: Report): string {
+export function renderTable(raw: Report, redactor: Redactor): string {
+  const report = redacted(raw, redactor);
   const width = Math.max(0, ...report.checks.map((check) => check.id.length));
   const lines = report.checks.map(
     (check) => `${LABELS[check.status]}  ${check.id.padEnd(width)}  ${printable(check.message)}  [${check.spec}]`,
@@ -28,6 +38,7 @@ export function renderTable(report: Report): string {
 }
 
 /** `{ "url", "checks": [{ id, status, message, spec }] }`. */
-export function renderJson(report: Report): string {
+export function renderJson(raw: Report, redactor: Redactor): string {
+  const report = redacted(raw, redactor);
   return `${JSON.stringify({ url: report.url, checks: report.checks }, null, 2)}\n`;
 }

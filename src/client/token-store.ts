@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -42,7 +42,13 @@ export async function readTokenStore(path: string): Promise<Record<string, Store
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
     throw error;
   }
-  const parsed = JSON.parse(text) as Partial<TokenFile>;
+  let parsed: Partial<TokenFile>;
+  try {
+    parsed = JSON.parse(text) as Partial<TokenFile>;
+  } catch {
+    // The parser's message quotes part of the file, which may be another resource's token.
+    throw new Error(`${path} is not valid JSON`);
+  }
   if (parsed.version !== 1 || typeof parsed.tokens !== 'object' || parsed.tokens === null) {
     throw new Error(`${path} is not a token store written by this version`);
   }
@@ -50,8 +56,9 @@ export async function readTokenStore(path: string): Promise<Record<string, Store
 }
 
 /**
- * Adds or replaces the token for its resource. The directory is created 0700 and the file written 0600 (readable
- * by the user only) through a temporary file and a rename, so a crash never leaves half a file.
+ * Adds or replaces the token for its resource. A new directory is created 0700 (an existing one keeps its mode:
+ * see storeDirectoryWarning) and the file is written 0600 (readable by the user only) through a temporary file and
+ * a rename, so a crash never leaves half a file.
  */
 export async function saveToken(path: string, token: StoredToken): Promise<void> {
   const tokens = { ...(await readTokenStore(path)), [token.resource]: token };
@@ -66,4 +73,17 @@ export async function saveToken(path: string, token: StoredToken): Promise<void>
     await rm(temporary, { force: true });
     throw error;
   }
+}
+
+/**
+ * A warning when the directory of the store at `path` is open to others. It is not changed: it may be one the user
+ * chose with $MCP_AUTH_GATEWAY_CONFIG_DIR and shares. The token file is 0600 either way, but others could list the
+ * directory, or, when they may write to it, replace the file.
+ */
+export async function storeDirectoryWarning(path: string): Promise<string | undefined> {
+  const dir = dirname(path);
+  const mode = (await stat(dir)).mode & 0o777;
+  if ((mode & 0o077) === 0) return undefined;
+  const risk = (mode & 0o022) === 0 ? 'others can list it' : 'others can replace files in it';
+  return `${dir} is mode ${mode.toString(8).padStart(4, '0')}: ${risk} (tokens.json itself is 0600); chmod 700 ${dir} keeps it private`;
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { REQUIRED_CLIENT_SCENARIOS, REQUIRED_SERVER_SCENARIOS } from './required-scenarios.js';
 import { judge, scenarioOfResultDir, type ScenarioResult } from './results.js';
 
 const pass = (scenario: string): ScenarioResult => ({ scenario, checks: [{ id: scenario, status: 'SUCCESS' }] });
@@ -53,5 +54,35 @@ describe('conformance results', () => {
       ['tools-list', ['tools-list-b']],
     ]);
     expect(verdict.staleExpectations).toEqual(['ping']);
+  });
+
+  it('G4: a required scenario that did not run fails the verdict, named, even when everything that ran passed', () => {
+    const verdict = judge([pass('ping')], {}, { required: ['ping', 'dns-rebinding-protection'] });
+    expect(verdict.missing).toEqual(['dns-rebinding-protection']);
+    expect(verdict.ok).toBe(false);
+    expect(judge([pass('ping'), pass('dns-rebinding-protection')], {}, { required: ['ping', 'dns-rebinding-protection'] }).ok).toBe(true);
+  });
+
+  it('G4: a required scenario that is expected to fail still has to run', () => {
+    expect(judge([pass('ping')], { 'tools-list': 'reason' }, { required: ['ping', 'tools-list'] }).missing).toEqual(['tools-list']);
+  });
+
+  it.each<[string, number | null, Record<string, string>, ScenarioResult[], boolean]>([
+    ['exit 0', 0, {}, [pass('ping')], true],
+    ['exit 1 with nothing expected to fail', 1, {}, [pass('ping')], false],
+    ['killed (no exit code)', null, {}, [pass('ping')], false],
+    ['exit 1 explained by a listed expected failure', 1, { 'tools-list': 'reason' }, [pass('ping'), fail('tools-list')], true],
+    ['exit 2 even with a listed expected failure', 2, { 'tools-list': 'reason' }, [pass('ping'), fail('tools-list')], false],
+  ])('G4: a suite that ended with %s', (_case, code, expected, results, ok) => {
+    const verdict = judge(results, expected, { suiteExits: [{ suite: 'auth', code }] });
+    expect(verdict.ok).toBe(ok);
+    expect(verdict.failedSuites).toEqual(ok ? [] : [{ suite: 'auth', code }]);
+  });
+
+  it('G4: the required lists: 19 client scenarios (every 2025-11-25 auth one, backcompat, draft) and 32 server ones', () => {
+    expect(REQUIRED_CLIENT_SCENARIOS).toHaveLength(19);
+    expect(REQUIRED_SERVER_SCENARIOS).toHaveLength(32);
+    expect(REQUIRED_SERVER_SCENARIOS).toContain('dns-rebinding-protection');
+    for (const list of [REQUIRED_CLIENT_SCENARIOS, REQUIRED_SERVER_SCENARIOS]) expect(new Set(list).size).toBe(list.length);
   });
 });

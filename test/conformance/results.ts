@@ -25,13 +25,32 @@ export interface ScenarioOutcome {
 /** Scenario name → why it is expected to fail through the gateway. */
 export type ExpectedFailures = Readonly<Record<string, string>>;
 
+/** How one run of the suite's CLI ended: its exit code, null when it was killed. */
+export interface SuiteExit {
+  readonly suite: string;
+  readonly code: number | null;
+}
+
 export interface Verdict {
   readonly outcomes: readonly ScenarioOutcome[];
   readonly unexpectedFailures: readonly ScenarioOutcome[];
   readonly expectedFailures: readonly ScenarioOutcome[];
   /** Listed as expected to fail but passed (or did not run): the list is out of date. */
   readonly staleExpectations: readonly string[];
+  /** Required scenarios with no result: the suite crashed, skipped them or no longer has them. */
+  readonly missing: readonly string[];
+  /** Suite runs whose exit code the results do not explain. */
+  readonly failedSuites: readonly SuiteExit[];
   readonly ok: boolean;
+}
+
+export interface JudgeOptions {
+  /** A WARNING counts as a failure (the client phase, where warnings mark missed SHOULDs). */
+  readonly warningsFail?: boolean;
+  /** Scenarios that must have a result. */
+  readonly required?: readonly string[];
+  /** How each suite run ended. */
+  readonly suiteExits?: readonly SuiteExit[];
 }
 
 /** Which side of the suite ran: `server` scenarios test a server, `client` scenarios test a client command. */
@@ -77,19 +96,24 @@ export function outcomeOf(result: ScenarioResult, warningsFail = false): Scenari
 /**
  * A scenario fails when any of its checks fails (the suite's own rule; with `warningsFail`, a warning too). A
  * failure is fine only when the scenario is listed as expected to fail; a listed scenario that passes or did not
- * run makes the list stale.
+ * run makes the list stale. Every `required` scenario must have a result, and every suite run must exit 0, or 1
+ * (its code for failed scenarios) when listed failures explain it.
  */
-export function judge(results: readonly ScenarioResult[], expected: ExpectedFailures, options: { readonly warningsFail?: boolean } = {}): Verdict {
+export function judge(results: readonly ScenarioResult[], expected: ExpectedFailures, options: JudgeOptions = {}): Verdict {
   const outcomes = results.map((result) => outcomeOf(result, options.warningsFail));
   const failing = outcomes.filter((outcome) => outcome.failures.length > 0);
   const unexpectedFailures = failing.filter((outcome) => !Object.hasOwn(expected, outcome.scenario));
   const expectedFailures = failing.filter((outcome) => Object.hasOwn(expected, outcome.scenario));
   const staleExpectations = Object.keys(expected).filter((scenario) => !expectedFailures.some((outcome) => outcome.scenario === scenario));
+  const missing = (options.required ?? []).filter((scenario) => !outcomes.some((outcome) => outcome.scenario === scenario));
+  const failedSuites = (options.suiteExits ?? []).filter(({ code }) => code !== 0 && !(code === 1 && expectedFailures.length > 0));
   return {
     outcomes,
     unexpectedFailures,
     expectedFailures,
     staleExpectations,
-    ok: outcomes.length > 0 && unexpectedFailures.length === 0 && staleExpectations.length === 0,
+    missing,
+    failedSuites,
+    ok: outcomes.length > 0 && unexpectedFailures.length === 0 && staleExpectations.length === 0 && missing.length === 0 && failedSuites.length === 0,
   };
 }

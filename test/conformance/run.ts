@@ -7,8 +7,9 @@
  *    `mcp-auth-gateway login` as the client under test (login-client.ts; expected-client-failures.json). Warnings
  *    count as failures here: they mark a missed SHOULD of the client.
  *
- * Prints each phase's summary and a verdict; exits non-zero on any failure not listed with its reason, or on a
- * listed one that no longer fails.
+ * Prints each phase's summary and a verdict; exits non-zero on any failure not listed with its reason, on a
+ * listed one that no longer fails, on a required scenario (required-scenarios.ts) without a result, or on a suite
+ * exit code the results do not explain.
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -18,7 +19,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../../src/observability/logger.js';
 import { startConformanceStack } from './gateway-stack.js';
-import { judge, readResults, type ExpectedFailures, type Verdict } from './results.js';
+import { REQUIRED_CLIENT_SCENARIOS, REQUIRED_SERVER_SCENARIOS } from './required-scenarios.js';
+import { judge, readResults, type ExpectedFailures, type SuiteExit, type Verdict } from './results.js';
 
 /** The whole suite takes well under a minute; a hung scenario must not hold CI. */
 const SUITE_TIMEOUT_MS = 10 * 60 * 1000;
@@ -99,6 +101,8 @@ function report(verdict: Verdict, expected: ExpectedFailures, phase = 'conforman
   }
   for (const outcome of verdict.expectedFailures) lines.push(`expected failure ${outcome.scenario}: ${expected[outcome.scenario]}`);
   for (const scenario of verdict.staleExpectations) lines.push(`STALE expected-failures.json entry (it did not fail): ${scenario}`);
+  for (const scenario of verdict.missing) lines.push(`MISSING required scenario (no result): ${scenario}`);
+  for (const { suite, code } of verdict.failedSuites) lines.push(`SUITE ${suite} exited with ${code === null ? 'no exit code (killed)' : `exit code ${code}`}`);
   for (const outcome of verdict.outcomes) {
     for (const check of outcome.warnings) lines.push(`warning ${outcome.scenario} ${check.id}: ${check.errorMessage ?? check.description ?? ''}`);
   }
@@ -138,10 +142,10 @@ async function main(): Promise<number> {
     await stack.close();
   }
   process.stdout.write(`${suiteSummary(suiteDir)}\n\n`);
-  const verdict = judge(readResults(suiteDir), expected);
+  const verdict = judge(readResults(suiteDir), expected, { required: REQUIRED_SERVER_SCENARIOS, suiteExits: [{ suite: 'server --suite all', code: exitCode }] });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   process.stdout.write(`control run with an altered token: refused as it must be\n`);
-  process.stdout.write(`suite exit code ${String(exitCode)}, ${verdict.outcomes.length} scenarios, ${seconds} s in all\n`);
+  process.stdout.write(`suite exit code ${String(exitCode)}, ${verdict.outcomes.length} scenarios (${REQUIRED_SERVER_SCENARIOS.length} required), ${seconds} s in all\n`);
   process.stdout.write(`${report(verdict, expected).join('\n')}\n`);
   const clientOk = await clientPhase(root);
   process.stdout.write(`\nwhole run: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
@@ -165,15 +169,17 @@ async function clientPhase(root: string): Promise<boolean> {
   mkdirSync(clientDir);
   const expected = JSON.parse(readFileSync(join(here, 'expected-client-failures.json'), 'utf8')) as ExpectedFailures;
   process.stdout.write(`\nclient auth scenarios with \`mcp-auth-gateway login\` as the client, results in ${clientDir}\n`);
+  const suiteExits: SuiteExit[] = [];
   for (const suite of CLIENT_SUITES) {
     const log = `${suite}.log`;
     const args = ['client', '--command', loginCommand(), '--suite', suite, '--timeout', String(CLIENT_SCENARIO_TIMEOUT_MS)];
-    const exitCode = await runSuite({ args, preload: 'fs-glob-sync.ts', outputDir: clientDir, log });
-    process.stdout.write(`${suiteSummary(clientDir, log)}\nsuite ${suite} exit code ${String(exitCode)}\n\n`);
+    const code = await runSuite({ args, preload: 'fs-glob-sync.ts', outputDir: clientDir, log });
+    suiteExits.push({ suite, code });
+    process.stdout.write(`${suiteSummary(clientDir, log)}\nsuite ${suite} exit code ${String(code)}\n\n`);
   }
-  const verdict = judge(readResults(clientDir, 'client'), expected, { warningsFail: true });
+  const verdict = judge(readResults(clientDir, 'client'), expected, { warningsFail: true, required: REQUIRED_CLIENT_SCENARIOS, suiteExits });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  process.stdout.write(`${verdict.outcomes.length} client scenarios, ${seconds} s\n`);
+  process.stdout.write(`${verdict.outcomes.length} client scenarios (${REQUIRED_CLIENT_SCENARIOS.length} required), ${seconds} s\n`);
   process.stdout.write(`${report(verdict, expected, 'login conformance').join('\n')}\n`);
   return verdict.ok;
 }

@@ -46,6 +46,36 @@ describe('H1: probe and login never print a token, an authorization code or a se
     }
   });
 
+  it('G1: a token with a line break (a two-line --token-file, or --token) is a usage error that never echoes it, in the table and in --json', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mcp-probe-canary-'));
+    const file = join(dir, 'token');
+    // The trailing newline is trimmed as usual; the one inside the token is what makes it unusable.
+    await writeFile(file, `${CANARY}partone\n${CANARY}parttwo\n`, { mode: 0o600 });
+    for (const tokenArgs of [['--token-file', file], ['--token', `${CANARY}a\r\n${CANARY}b`]]) {
+      for (const json of [false, true]) {
+        let output = '';
+        const write = (text: string) => void (output += text);
+        const code = await runProbeCommand([canaryDeployment.url.href, ...tokenArgs, ...(json ? ['--json'] : [])], { stdout: write, stderr: write });
+        expect(output).toContain('not a bearer token: it spans more than one line');
+        expect(code).toBe(2);
+        expect(output).not.toContain(CANARY);
+      }
+    }
+  });
+
+  it('G1: login refuses an issued access token with a line break (it could not go in a header) without printing it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mcp-login-canary-'));
+    const broken = await startClientFixture({ issue: 'canary', plant: 'line-break-token' });
+    try {
+      const { code, stdout, stderr } = await runLogin([broken.url.href], { [CONFIG_DIR_VARIABLE]: dir });
+      expect(stderr).toContain('login failed: the authorization server issued an access token that is not a bearer token: it spans more than one line');
+      expect(code).toBe(1);
+      expect(`${stdout}${stderr}`).not.toContain(CANARY);
+    } finally {
+      await broken.close();
+    }
+  });
+
   it('login (in process and as the binary): the canary code, client secret and access token flow, and never reach the output', async () => {
     for (const run of [runLogin, (args: readonly string[], env: NodeJS.ProcessEnv) => runCli(['login', ...args, '--no-browser'], { env })]) {
       const dir = await mkdtemp(join(tmpdir(), 'mcp-login-canary-'));
@@ -67,17 +97,18 @@ describe('H1: probe and login never print a token, an authorization code or a se
     expect(`${stdout}${stderr}`).not.toContain(CANARY);
   });
 
-  it('a failing login (a response with another state, discarded) does not print its code or the client secret', async () => {
+  it('a login that discards a forged response (another state, a canary code) prints neither code nor the client secret', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mcp-login-canary-'));
     const secret = `${CANARY}-wrong-secret`;
     await writeFile(join(dir, 'secret'), secret, { mode: 0o600 });
-    const refused = await startClientFixture({ issue: 'canary', plant: 'wrong-state' });
+    const forging = await startClientFixture({ issue: 'canary', plant: 'wrong-state' });
     try {
-      const { code, stdout, stderr } = await runLogin([refused.url.href, '--client-id', 'x', '--client-secret-file', join(dir, 'secret')], { [CONFIG_DIR_VARIABLE]: dir });
-      expect(code).toBe(1);
+      const { code, stdout, stderr } = await runLogin([forging.url.href, '--client-id', 'x', '--client-secret-file', join(dir, 'secret')], { [CONFIG_DIR_VARIABLE]: dir });
+      expect(forging.requests).toContain('forged response: 400');
+      expect(code).toBe(0);
       expect(`${stdout}${stderr}`).not.toContain(CANARY);
     } finally {
-      await refused.close();
+      await forging.close();
     }
   });
 });

@@ -26,7 +26,7 @@ afterAll(async () => {
 
 async function probeJson(url: string, token?: string): Promise<{ code: number; checks: Check[]; statuses: Record<string, CheckStatus> }> {
   let stdout = '';
-  const code = await runProbeCommand([url, '--json', '--timeout', '5s', ...(token === undefined ? [] : ['--token', token])], { stdout: (text) => (stdout += text), stderr: () => undefined });
+  const code = await runProbeCommand([url, '--json', '--timeout', '5s', ...(token === undefined ? [] : [`--token=${token}`])], { stdout: (text) => (stdout += text), stderr: () => undefined });
   const { checks } = JSON.parse(stdout) as { checks: Check[] };
   return { code, checks, statuses: Object.fromEntries(checks.map((check) => [check.id, check.status])) };
 }

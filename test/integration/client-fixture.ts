@@ -14,6 +14,8 @@ export type Plant =
   | 'clean'
   /** The metadata's `resource` names another server. */
   | 'prm-resource-mismatch'
+  /** The metadata's `resource` is the server's origin, a same-origin prefix of the MCP endpoint. */
+  | 'prm-resource-prefix'
   /** The authorization server metadata's `issuer` is not the URL the resource advertises (a rewritten issuer). */
   | 'as-issuer-mismatch'
   /** `code_challenge_methods_supported` lacks S256. */
@@ -26,14 +28,21 @@ export type Plant =
   | 'error-without-token'
   /** The challenge's `resource_metadata` is a relative reference, not an absolute URL. */
   | 'relative-resource-metadata'
-  /** The authorization server redirects back with another `state`. */
+  /**
+   * Before the authorization server redirects back, a forged response (another `state`, a code of its own) reaches
+   * the redirect URI; its answer is recorded in `requests` as `forged response: <status>`.
+   */
   | 'wrong-state'
   /** The authorization server refuses: `error=access_denied`. */
   | 'access-denied'
   /** Every `tools/list` with a token: 403 insufficient_scope for a scope never granted (`mcp:admin`). */
   | 'insufficient-scope'
   /** Every `tools/list` with a token: 403 insufficient_scope naming one more new scope each time. */
-  | 'escalating-scope';
+  | 'escalating-scope'
+  /** Every POST with a token, `initialize` included: 403 insufficient_scope for `mcp:admin`. */
+  | 'insufficient-scope-initialize'
+  /** The token endpoint issues an access token with a line break in it (not RFC 6750 b64token syntax). */
+  | 'line-break-token';
 
 export interface FixtureOptions {
   readonly plant?: Plant;
@@ -136,7 +145,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
   };
 
   const protectedResourceMetadata = () => ({
-    resource: plant === 'prm-resource-mismatch' ? `${origin}/other/mcp` : urls().resource,
+    resource: plant === 'prm-resource-mismatch' ? `${origin}/other/mcp` : plant === 'prm-resource-prefix' ? origin : urls().resource,
     authorization_servers: [urls().issuer],
     scopes_supported: ['mcp:tools'],
     bearer_methods_supported: ['header'],
@@ -181,9 +190,16 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
         client_name: body.client_name,
       });
     },
-    'GET /as/authorize': (_request, response, url) => {
+    'GET /as/authorize': async (_request, response, url) => {
       const redirect = new URL(url.searchParams.get('redirect_uri') ?? '');
       const state = url.searchParams.get('state') ?? '';
+      if (plant === 'wrong-state') {
+        const forged = new URL(redirect);
+        forged.search = new URLSearchParams({ code: secret('forged-code'), state: `${state}x` }).toString();
+        const answer = await fetch(forged);
+        await answer.body?.cancel();
+        requests.push(`forged response: ${answer.status}`);
+      }
       if (plant === 'access-denied') {
         redirect.searchParams.set('error', 'access_denied');
       } else {
@@ -191,7 +207,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
         codes.set(code, { challenge: url.searchParams.get('code_challenge') ?? '', scope: url.searchParams.get('scope') ?? undefined });
         redirect.searchParams.set('code', code);
       }
-      redirect.searchParams.set('state', plant === 'wrong-state' ? `${state}x` : state);
+      redirect.searchParams.set('state', state);
       response.writeHead(302, { location: redirect.href }).end();
     },
     'POST /as/token': async (request, response) => {
@@ -199,11 +215,12 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
       const grant = codes.get(body.code ?? '');
       codes.delete(body.code ?? '');
       const verified = grant !== undefined && createHash('sha256').update(body.code_verifier ?? '').digest('base64url') === grant.challenge;
-      if (!verified || body.resource !== urls().resource) {
+      if (!verified || body.resource !== protectedResourceMetadata().resource) {
         json(response, 400, { error: 'invalid_grant' });
         return;
       }
-      const accessToken = options.issue === 'canary' ? secret('access-token') : await sign({}, grant.scope);
+      const issued = options.issue === 'canary' ? secret('access-token') : await sign({}, grant.scope);
+      const accessToken = plant === 'line-break-token' ? `${issued}\n${CANARY}-second-line\n` : issued;
       if (options.issue === 'canary') opaqueTokens.add(accessToken);
       json(response, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 300, scope: grant.scope ?? 'mcp:tools' });
     },
@@ -219,9 +236,10 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
           return;
         }
         const body = await readJson(request);
-        if ((plant === 'insufficient-scope' || plant === 'escalating-scope') && (body as { method?: string } | undefined)?.method === 'tools/list') {
+        const method = (body as { method?: string } | undefined)?.method;
+        if (plant === 'insufficient-scope-initialize' || ((plant === 'insufficient-scope' || plant === 'escalating-scope') && method === 'tools/list')) {
           refusals += 1;
-          const scope = plant === 'insufficient-scope' ? 'mcp:admin' : `mcp:level${refusals}`;
+          const scope = plant === 'escalating-scope' ? `mcp:level${refusals}` : 'mcp:admin';
           const header = `Bearer error="insufficient_scope", scope="${scope}", resource_metadata="${origin}/.well-known/oauth-protected-resource/mcp"`;
           json(response, 403, { error: 'insufficient_scope' }, { 'www-authenticate': header });
           return;

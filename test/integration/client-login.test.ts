@@ -1,9 +1,11 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { runLoginCommand } from '../../src/client/login-command.js';
 import { CONFIG_DIR_VARIABLE, readTokenStore } from '../../src/client/token-store.js';
 import { runLogin } from '../helpers/login.js';
+import { startSilentServer } from '../helpers/net.js';
 import { fixturePerTest, type Fixture, type Plant } from './client-fixture.js';
 
 const fixture = fixturePerTest();
@@ -35,12 +37,14 @@ describe('login refuses what a spec client must refuse, before any authorization
 });
 
 describe('login: the authorization response', () => {
-  it('a response with another state is discarded: exit 1, no token request', async () => {
+  it('G8: a forged response with another state is discarded (an error page) and the real one still signs in', async () => {
     const deployment = await fixture('wrong-state');
-    const { code, stderr } = await runLogin([deployment.url.href], env);
-    expect(stderr).toContain('login failed: the authorization response has a missing or different state: discarded');
-    expect(code).toBe(1);
-    expect(deployment.requests).not.toContain('POST /as/token');
+    const { code } = await runLogin([deployment.url.href], env);
+    expect(deployment.requests).toContain('forged response: 400');
+    expect(code).toBe(0);
+    // The fixture's token endpoint knows only the real code: a token proves the forged one was not exchanged.
+    expect(deployment.requests.filter((request) => request === 'POST /as/token')).toHaveLength(1);
+    expect(await stored()).toEqual([deployment.resource]);
   });
 
   it('an error response names its error code: exit 1', async () => {
@@ -58,6 +62,26 @@ describe('login: the authorization response', () => {
     // The fixture's token endpoint refuses a wrong code_verifier or resource, so a token proves both were right.
     expect(deployment.requests).toEqual(expect.arrayContaining(['POST /as/register', 'GET /as/authorize', 'POST /as/token']));
     expect(await stored()).toEqual([deployment.resource]);
+  });
+
+  it('G5: a PRM resource that is a same-origin prefix (probe fails it) is accepted as the official SDK does, with a note', async () => {
+    const deployment = await fixture('prm-resource-prefix');
+    const { code, stderr } = await runLogin([deployment.url.href], env);
+    expect(stderr).toContain(`resource ${deployment.url.origin} is only a prefix of ${deployment.resource} (RFC 9728 §3.3 requires them identical): accepted`);
+    expect(code).toBe(0);
+    // The fixture's token endpoint checked that the resource sent was the metadata's.
+    expect(await stored()).toEqual([deployment.url.origin]);
+  });
+
+  it('G7: an existing config directory open to others: login warns and leaves its mode, the token file is 0600', async () => {
+    const deployment = await fixture('clean');
+    const dir = env[CONFIG_DIR_VARIABLE] ?? '';
+    await chmod(dir, 0o755);
+    const { code, stderr } = await runLogin([deployment.url.href], env);
+    expect(code).toBe(0);
+    expect(stderr).toContain(`warning: ${dir} is mode 0755: others can list it (tokens.json itself is 0600); chmod 700 ${dir} keeps it private`);
+    expect((await stat(dir)).mode & 0o777).toBe(0o755);
+    expect((await stat(join(dir, 'tokens.json'))).mode & 0o777).toBe(0o600);
   });
 
   it.each<[string, Plant]>([
@@ -115,6 +139,20 @@ describe('login usage and reachability (exit 2)', () => {
     const { code, stderr } = await runLogin([deployment.url.href], env);
     expect(stderr).toContain(`login failed: cannot reach ${deployment.url.href}`);
     expect(code).toBe(2);
+  });
+
+  it('G2: a server that accepts the connection and never answers: --timeout bounds the MCP request, exit 2, "timed out"', async () => {
+    const silent = await startSilentServer();
+    try {
+      let stderr = '';
+      const url = `http://127.0.0.1:${new URL(silent.url).port}/mcp`;
+      const code = await runLoginCommand([url, '--no-browser', '--timeout', '200ms'], { stdout: () => undefined, stderr: (text) => (stderr += text) }, env);
+      expect(stderr).toContain(`login failed: cannot reach ${url}: `);
+      expect(stderr).toContain('timed out after 0.2 s');
+      expect(code).toBe(2);
+    } finally {
+      await silent.close();
+    }
   });
 
   it('a pre-registered client: --client-id and the secret from --client-secret-file', async () => {

@@ -1,14 +1,19 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Check, CheckStatus } from '../../src/client/check.js';
 import { runProbeCommand } from '../../src/client/probe-command.js';
+import { startSilentServer } from '../helpers/net.js';
 import { fixturePerTest, type Fixture, type Plant, type TokenClaims } from './client-fixture.js';
 
 const fixture = fixturePerTest();
 
-/** `probe --json` against `url`: the exit code and each check's status by id. */
-async function probeJson(url: URL, token?: string): Promise<{ code: number; statuses: Record<string, CheckStatus>; checks: Check[] }> {
+/** `probe --json` against `url` (with `--token` or other arguments): the exit code and each check's status by id. */
+async function probeJson(url: URL, token?: string | readonly string[]): Promise<{ code: number; statuses: Record<string, CheckStatus>; checks: Check[] }> {
   let stdout = '';
-  const code = await runProbeCommand([url.href, '--json', '--timeout', '5s', ...(token === undefined ? [] : ['--token', token])], { stdout: (text) => (stdout += text), stderr: () => undefined });
+  const tokenArgs = token === undefined ? [] : typeof token === 'string' ? [`--token=${token}`] : token;
+  const code = await runProbeCommand([url.href, '--json', '--timeout', '5s', ...tokenArgs], { stdout: (text) => (stdout += text), stderr: () => undefined });
   const { checks } = JSON.parse(stdout) as { checks: Check[] };
   return { code, checks, statuses: Object.fromEntries(checks.map((check) => [check.id, check.status])) };
 }
@@ -39,6 +44,7 @@ describe('probe against planted misconfigurations (a fixture deployment, one mis
 
   it.each<[string, Plant, Record<string, CheckStatus>, number]>([
     ['PRM resource mismatch', 'prm-resource-mismatch', { resource: 'fail' }, 1],
+    ['G5: PRM resource a same-origin prefix (the origin)', 'prm-resource-prefix', { resource: 'fail' }, 1],
     ['AS issuer mismatch (rewritten issuer)', 'as-issuer-mismatch', { 'as-issuer': 'fail', registration: 'fail' }, 1],
     ['no S256 in code_challenge_methods_supported', 'no-s256', { 'as-pkce': 'fail' }, 1],
     ['no code_challenge_methods_supported at all', 'no-pkce-field', { 'as-pkce': 'fail' }, 1],
@@ -79,9 +85,28 @@ describe('probe with a token: its claims and signature against what discovery fo
     expect(code).toBe(0);
   });
 
+  it('the token from --token-file (with the newline an editor adds): accepted, exit 0', async () => {
+    const deployment = await fixture('clean');
+    const file = join(await mkdtemp(join(tmpdir(), 'mcp-probe-token-')), 'token');
+    await writeFile(file, `${await deployment.token()}\n`, { mode: 0o600 });
+    const { code, statuses } = await probeJson(deployment.url, ['--token-file', file]);
+    expect(statuses).toMatchObject({ 'token-format': 'pass', 'token-audience': 'pass', 'token-signature': 'pass', 'token-accepted': 'pass' });
+    expect(code).toBe(0);
+  });
+
+  it('a 403 insufficient_scope to initialize with the token: token-accepted fails naming the scope the server wants, exit 1', async () => {
+    const deployment = await fixture('insufficient-scope-initialize');
+    const { code, checks } = await probeJson(deployment.url, await deployment.token());
+    expect(checks.find((check) => check.id === 'token-accepted')).toMatchObject({
+      status: 'fail',
+      message: 'POST initialize with the token: 403 insufficient_scope, the server wants scope "mcp:admin"',
+    });
+    expect(code).toBe(1);
+  });
+
+  const tokenRequests = (deployment: Fixture) => deployment.requests.filter((request) => request === 'POST /mcp').length - 1;
+
   it.each<[string, (fixture: Fixture) => TokenClaims, string]>([
-    ['wrong audience', () => ({ aud: 'https://other.example.com/mcp' }), 'token-audience'],
-    ['foreign issuer', () => ({ iss: 'https://idp.example.com/realms/other' }), 'token-issuer'],
     ['expired', () => ({ expiresIn: -60 }), 'token-lifetime'],
     ['bad signature (a key not in the JWKS)', () => ({ signedBy: 'stranger' }), 'token-signature'],
   ])('%s: that check fails, the server refuses it (401), exit 1', async (_name, claims, failing) => {
@@ -92,6 +117,22 @@ describe('probe with a token: its claims and signature against what discovery fo
     );
     expect(statuses[failing]).toBe('fail');
     expect(checks.find((check) => check.id === 'token-accepted')?.message).toContain('401');
+    expect(tokenRequests(deployment)).toBe(1);
+    expect(code).toBe(1);
+  });
+
+  it.each<[string, Plant, (fixture: Fixture) => TokenClaims, string]>([
+    ['a wrong audience', 'clean', () => ({ aud: 'https://other.example.com/mcp' }), 'token-audience'],
+    ['a foreign issuer', 'clean', () => ({ iss: 'https://idp.example.com/realms/other' }), 'token-issuer'],
+    ['a PRM resource naming another server', 'prm-resource-mismatch', () => ({}), 'resource'],
+  ])('G9: %s: the token is not sent (this server may not be the one it is for), token-accepted says why, exit 1', async (_name, plant, claims, failing) => {
+    const deployment = await fixture(plant);
+    const { code, checks, statuses } = await probeJson(deployment.url, await deployment.token(claims(deployment)));
+    expect(statuses[failing]).toBe('fail');
+    const accepted = checks.find((check) => check.id === 'token-accepted');
+    expect(accepted?.status).toBe('warn');
+    expect(accepted?.message).toMatch(new RegExp(`^not sent: (.+, )?${failing}( |,)`));
+    expect(tokenRequests(deployment)).toBe(0);
     expect(code).toBe(1);
   });
 
@@ -129,5 +170,18 @@ describe('probe usage and reachability (exit 2)', () => {
     const code = await runProbeCommand([url.href], { stdout: () => undefined, stderr: (text) => (stderr += text) });
     expect(code).toBe(2);
     expect(stderr).toMatch(/cannot reach .*ECONNREFUSED/);
+  });
+
+  it('--timeout expires: a server that accepts the connection and never answers exits 2, "timed out"', async () => {
+    const silent = await startSilentServer();
+    try {
+      let stderr = '';
+      const url = `http://127.0.0.1:${new URL(silent.url).port}/mcp`;
+      const code = await runProbeCommand([url, '--timeout', '200ms'], { stdout: () => undefined, stderr: (text) => (stderr += text) });
+      expect(stderr).toBe(`cannot reach ${url}: timed out after 0.2 s\n`);
+      expect(code).toBe(2);
+    } finally {
+      await silent.close();
+    }
   });
 });

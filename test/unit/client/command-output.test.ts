@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { bearerTokenProblem } from '../../../src/client/bearer-token.js';
 import { browserCommand } from '../../../src/client/browser.js';
 import { parseTimeout } from '../../../src/client/command-line.js';
 import { Redactor } from '../../../src/client/redaction.js';
@@ -18,6 +19,26 @@ describe('--timeout', () => {
 
   it.each(['0', '0s', 'soon', '-1', '10 s'])('%s is refused', (value) => {
     expect(() => parseTimeout(value, 10_000)).toThrow('is not a duration');
+  });
+});
+
+describe('G1: bearer token syntax (RFC 6750 §2.1 b64token), checked before a token is used', () => {
+  it.each([['abc.DEF-ghi_jkl~mno+pqr/stu=='], ['eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln'], ['a']])('%s is one', (token) => {
+    expect(bearerTokenProblem(token)).toBeUndefined();
+  });
+
+  it.each([
+    ['', 'it is empty'],
+    ['part-one\npart-two', 'it spans more than one line'],
+    ['part-one\r\n', 'it spans more than one line'],
+    ['two words', 'it contains whitespace'],
+    ['tab\there', 'it contains whitespace'],
+    ['quote"d', 'outside RFC 6750 b64token syntax'],
+    ['a=b', 'outside RFC 6750 b64token syntax'],
+    ['ünïcode', 'outside RFC 6750 b64token syntax'],
+  ])('%j is not: %s, without quoting it', (token, problem) => {
+    expect(bearerTokenProblem(token)).toContain(problem);
+    if (token.length > 1) expect(bearerTokenProblem(token)).not.toContain(token);
   });
 });
 
@@ -54,7 +75,7 @@ describe('report rendering', () => {
   } as const;
 
   it('one line per check with the clause beside it, control characters neutralised, then the totals', () => {
-    expect(renderTable(report)).toBe(
+    expect(renderTable(report, new Redactor())).toBe(
       [
         'probe https://gw.example.com/mcp',
         'PASS  a          fine  [RFC 1]',
@@ -67,6 +88,17 @@ describe('report rendering', () => {
   });
 
   it('--json: { url, checks: [{ id, status, message, spec }] }', () => {
-    expect(JSON.parse(renderJson(report))).toEqual(report);
+    expect(JSON.parse(renderJson(report, new Redactor()))).toEqual(report);
+  });
+
+  it('G1: redacts the raw messages before the table or JSON escapes them (a secret with a line break and a quote)', () => {
+    const secret = 'SECRET-one\nSECRET-"two"';
+    const redactor = new Redactor();
+    redactor.add(secret);
+    const leaky = { url: report.url, checks: [{ id: 'a', status: 'fail', message: `the server echoed ${secret}`, spec: 'RFC 1' }] } as const;
+    for (const output of [renderTable(leaky, redactor), renderJson(leaky, redactor)]) {
+      expect(output).toContain('the server echoed [redacted]');
+      expect(output).not.toContain('SECRET');
+    }
   });
 });

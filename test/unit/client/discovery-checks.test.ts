@@ -45,8 +45,8 @@ describe('protected resource metadata checks (RFC 9728)', () => {
     ['the same URL', url.href, 'pass'],
     ['the same URL in upper case', 'HTTPS://GW.EXAMPLE.COM/calc/mcp', 'pass'],
     ['the same URL with the default port', 'https://gw.example.com:443/calc/mcp', 'pass'],
-    ['a path prefix on the same origin', 'https://gw.example.com/calc', 'warn'],
-    ['the origin', 'https://gw.example.com', 'warn'],
+    ['a path prefix on the same origin', 'https://gw.example.com/calc', 'fail'],
+    ['the origin', 'https://gw.example.com', 'fail'],
     ['another path', 'https://gw.example.com/notes/mcp', 'fail'],
     ['another host', 'https://evil.example.com/calc/mcp', 'fail'],
     ['http instead of https', 'http://gw.example.com/calc/mcp', 'fail'],
@@ -54,6 +54,13 @@ describe('protected resource metadata checks (RFC 9728)', () => {
     ['not a URL', 'calc', 'fail'],
   ])('resource: %s → %s', (_name, resource, status) => {
     expect(statuses(resourceMetadataChecks(discovery({ resource }))).resource).toBe(status);
+  });
+
+  it('G5: a same-origin prefix fails, saying the official SDK tolerates it but RFC 9728 §3.3 requires identity', () => {
+    const check = resourceMetadataChecks(discovery({ resource: 'https://gw.example.com/calc' })).find(({ id }) => id === 'resource');
+    expect(check).toMatchObject({ status: 'fail', spec: 'RFC 9728 §3.3, RFC 8707 §2' });
+    expect(check?.message).toContain('RFC 9728 §3.3 requires the two to be identical');
+    expect(check?.message).toContain('the official SDK tolerates a same-origin prefix');
   });
 
   it.each<[string, Record<string, unknown>, Record<string, CheckStatus>]>([

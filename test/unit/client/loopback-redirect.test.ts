@@ -27,13 +27,30 @@ describe('loopback redirect listener (RFC 8252 §7.3)', () => {
     expect(page.body).not.toContain('the-code');
   });
 
+  it('G8: a response with another state or none gets an error page and is discarded; the wait goes on for the right one', async () => {
+    const response = listener.expect('s1', { timeoutMs: 10_000 });
+    const forged: Record<string, string>[] = [{ code: 'forged', state: 'other' }, { code: 'forged' }, { error: 'access_denied', state: 'other' }];
+    for (const query of forged) {
+      const page = await redirect(query);
+      expect(page.status).toBe(400);
+      expect(page.body).toContain('does not belong to the sign-in in progress');
+    }
+    await redirect({ code: 'the-code', state: 's1' });
+    expect(await response).toEqual({ code: 'the-code' });
+  });
+
+  it('G8: at its time limit after discarded responses, it says how many it discarded', async () => {
+    const response = listener.expect('s1', { timeoutMs: 2_000 });
+    const refused = expect(response).rejects.toThrow('no authorization response within 2 s (1 with a missing or different state discarded)');
+    expect((await redirect({ code: 'forged', state: 'other' })).status).toBe(400);
+    await refused;
+  });
+
   it.each([
-    ['another state', { code: 'c', state: 'other' }, 'missing or different state'],
-    ['no state', { code: 'c' }, 'missing or different state'],
     ['an error response', { error: 'access_denied', state: 's1' }, 'refused: access_denied'],
     ['an unprintable error code', { error: 'bad"\u0007', state: 's1' }, '(unprintable error code)'],
     ['no code', { state: 's1' }, 'carries no code'],
-  ])('rejects %s (the response is discarded)', async (_name, query, message) => {
+  ])('rejects %s with the expected state', async (_name, query, message) => {
     const refused = expect(listener.expect('s1', { timeoutMs: 10_000 })).rejects.toThrow(message);
     const page = await redirect(query);
     await refused;

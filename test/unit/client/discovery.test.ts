@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { discover } from '../../../src/client/discovery.js';
+import { authorizationServerChecks } from '../../../src/client/discovery-checks.js';
+import { recordingFetch } from '../../../src/client/recording-fetch.js';
+
+const mcpUrl = new URL('https://mcp.example.com/mcp');
+const prmUrl = 'https://mcp.example.com/.well-known/oauth-protected-resource/mcp';
+
+function openIdConfiguration(issuer: string): Record<string, unknown> {
+  return {
+    issuer,
+    authorization_endpoint: `${issuer}/authorize`,
+    token_endpoint: `${issuer}/token`,
+    jwks_uri: `${issuer}/jwks`,
+    response_types_supported: ['code'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['ES256'],
+    code_challenge_methods_supported: ['S256'],
+  };
+}
+
+/** Protected resource metadata naming `issuer`, and the issuer's metadata at `metadataUrl` only; 404 elsewhere. */
+function deployment(issuer: string, metadataUrl: string) {
+  const documents = new Map<string, unknown>([
+    [prmUrl, { resource: mcpUrl.href, authorization_servers: [issuer] }],
+    [metadataUrl, openIdConfiguration(issuer)],
+  ]);
+  const requested: string[] = [];
+  const http = recordingFetch({
+    timeoutMs: 10_000,
+    fetch: (url) => {
+      requested.push(String(url));
+      const document = documents.get(String(url));
+      return Promise.resolve(document === undefined ? new Response('not found', { status: 404 }) : Response.json(document));
+    },
+  });
+  return { http, requested };
+}
+
+describe('authorization server metadata discovery, in the order of the MCP authorization spec', () => {
+  it.each([
+    [
+      'an issuer with a path, served only at OpenID Connect path insertion',
+      'https://as.example.com/tenant1',
+      'https://as.example.com/.well-known/openid-configuration/tenant1',
+      ['https://as.example.com/.well-known/oauth-authorization-server/tenant1', 'https://as.example.com/.well-known/openid-configuration/tenant1'],
+    ],
+    [
+      'an issuer with a path, served only at OpenID Connect path appending',
+      'https://as.example.com/tenant1',
+      'https://as.example.com/tenant1/.well-known/openid-configuration',
+      [
+        'https://as.example.com/.well-known/oauth-authorization-server/tenant1',
+        'https://as.example.com/.well-known/openid-configuration/tenant1',
+        'https://as.example.com/tenant1/.well-known/openid-configuration',
+      ],
+    ],
+    [
+      'an issuer without a path, served only at OpenID Connect discovery',
+      'https://as.example.com',
+      'https://as.example.com/.well-known/openid-configuration',
+      ['https://as.example.com/.well-known/oauth-authorization-server', 'https://as.example.com/.well-known/openid-configuration'],
+    ],
+  ])('%s: found after trying the URLs before it, in order', async (_name, issuer, metadataUrl, order) => {
+    const { http, requested } = deployment(issuer, metadataUrl);
+    const discovery = await discover(mcpUrl, prmUrl, http);
+    expect(requested).toEqual([prmUrl, ...order]);
+    const [found] = discovery.authorizationServers;
+    expect(found).toMatchObject({ server: issuer, metadataUrl, tried: order.slice(0, -1).map((url) => ({ url, outcome: 'HTTP 404' })) });
+    expect(found && authorizationServerChecks(found, false)[0]).toMatchObject({ status: 'pass', message: `${issuer}: OpenID Connect discovery at ${metadataUrl}` });
+  });
+});
