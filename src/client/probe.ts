@@ -167,7 +167,7 @@ async function sendToken(http: RecordingFetch, url: URL, token: string): Promise
   const bearer = parsed?.ok === true ? bearerChallenge(parsed.challenges) : undefined;
   const error = bearer?.params.get('error');
   if (answer.status === 403) {
-    return check('fail', `POST initialize with the token: 403 ${error ?? ''}, the server wants scope "${bearer?.params.get('scope') ?? '(not named)'}"`);
+    return check('fail', `POST initialize with the token: 403${error === undefined ? '' : ` ${error}`}, the server wants scope "${bearer?.params.get('scope') ?? '(not named)'}"`);
   }
   return check('fail', `POST initialize with the token: ${answer.status}${error === undefined ? '' : ` (error="${error}")`}`);
 }
