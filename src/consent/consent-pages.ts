@@ -131,8 +131,13 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
 
   const isReply = (value: ConsentFlow | ConsentReply): value is ConsentReply => !('stage' in value);
 
-  /** A form must come from the gateway's own pages (SameSite cookies aside). */
-  const crossOrigin = (request: ConsentRequest) => request.origin !== undefined && request.origin !== publicOrigin;
+  /**
+   * Defence in depth behind the CSRF token bound to the flow cookie (SameSite=Lax): a form naming another origin is
+   * refused. `Origin: null` names none (browsers send it whenever a referrer policy, a privacy setting or an
+   * extension hides the page's origin), so it is left to the token and the cookie, like a missing Origin.
+   */
+  const crossOrigin = (request: ConsentRequest) =>
+    request.origin !== undefined && request.origin !== 'null' && request.origin !== publicOrigin;
 
   async function showConsent(id: string, connection: Connection, user: Principal): Promise<ConsentReply> {
     const entry = deps.routes.get(connection.route);

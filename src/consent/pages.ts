@@ -8,7 +8,12 @@ export interface Page {
   readonly formTargets?: readonly string[];
 }
 
-/** Security headers of every consent page: nothing loads, nothing frames it, nothing leaks through Referer. */
+/**
+ * Security headers of every consent page: nothing loads, nothing frames it, nothing leaks through Referer to other
+ * origins. `same-origin`, not `no-referrer`: under `no-referrer` browsers send `Origin: null` with the page's own
+ * forms (Fetch, serializing a request origin), which hides that they came from the gateway's pages. Redirects to
+ * the authorization servers carry `no-referrer` themselves (plugin.ts).
+ */
 export function pageHeaders(page: Page): Record<string, string> {
   const formAction = ["'self'", ...(page.formTargets ?? [])].join(' ');
   return {
@@ -17,7 +22,7 @@ export function pageHeaders(page: Page): Record<string, string> {
     'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
+    'referrer-policy': 'same-origin',
   };
 }
 

@@ -71,7 +71,7 @@ describe('consent pages over HTTP', () => {
     expect(response.headers['set-cookie']).toMatch(/^mcpgw-consent=[\w-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
   });
 
-  it('every page is generic, framed by nothing, loads nothing: a malformed link', async () => {
+  it('every page is generic, framed by nothing, loads nothing, and tells other origins nothing through Referer (same-origin: its own forms keep a real Origin): a malformed link', async () => {
     const response = await gatewayFor('https://gw.example.test').app.inject({ method: 'GET', url: '/consent/connect?link=<script>alert(1)</script>' });
     expect(response.statusCode).toBe(400);
     expect(response.headers).toMatchObject({
@@ -79,6 +79,7 @@ describe('consent pages over HTTP', () => {
       'cache-control': 'no-store',
       'x-frame-options': 'DENY',
       'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      'referrer-policy': 'same-origin',
     });
     expect(response.body).toContain('Link expired');
     expect(response.body).not.toContain('<script>');

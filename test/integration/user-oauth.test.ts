@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UrlElicitationRequiredError, type ElicitRequestURLParams } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConsentBrowser, completeConsentHeadlessly } from '../../examples/demo/headless-consent.js';
 import { HeadlessOAuthClientProvider } from '../../examples/demo/headless-oauth-provider.js';
@@ -14,6 +15,7 @@ import { createMemoryStore } from '../../src/cache/memory-store.js';
 import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
 import { createGrantStore, type UserGrant } from '../../src/consent/grant-store.js';
 import type { Gateway } from '../../src/server.js';
+import { launchChromium, type Pages } from '../clients/browser.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 import { compileOrThrow } from '../helpers/gateway.js';
 import { freePort } from '../helpers/net.js';
@@ -343,6 +345,40 @@ describe('user_oauth: URL elicitation, consent, first call (SDK client with URL 
     expect(consent).toMatchObject({ status: 400, heading: 'Not connected' });
     expect(await grantOf('grace')).toBeUndefined();
     expect(auditLines().at(-1)).toMatchObject({ action: 'grant', outcome: 'failed', reason });
+  });
+});
+
+describe('user_oauth in a real browser (Debian\'s Chromium, as .ci/run installs it)', () => {
+  let chromium: Pages | undefined;
+
+  beforeAll(async () => {
+    chromium = await launchChromium();
+  });
+  afterAll(() => chromium?.close());
+
+  /** Clicks a form button; the POST it sent (with every header Chromium put on it) once the next page has loaded. */
+  async function submitForm(page: Page, button: string) {
+    const [post] = await Promise.all([page.waitForRequest((request) => request.method() === 'POST'), page.waitForEvent('load'), page.click(button)]);
+    return { origin: (await post.allHeaders()).origin, status: (await post.response())?.status(), heading: await page.locator('h1').textContent() };
+  }
+
+  it('Allow, then Disconnect, in Chromium: both forms carry the gateway\'s Origin; Connected, the first call works, then the grant is gone', async () => {
+    const provider = clientOf('rita');
+    const elicitation = await elicited(provider);
+    const page = await (chromium as Pages).newPage();
+    user = 'rita';
+    await page.goto(elicitation.url);
+    expect(await page.locator('h1').textContent()).toBe('Connect Notes');
+    expect(await submitForm(page, 'button[value=allow]')).toEqual({ origin: gatewayUrl, status: 303, heading: 'Connected' });
+    expect(new URL(page.url()).pathname).toBe('/consent/callback');
+    expect(await callText(await connect(provider), 'list_notes')).toBe('(no notes)');
+
+    await page.goto(`${gatewayUrl}/consent/grants`);
+    expect(await page.locator('h1').textContent()).toBe('Connected accounts');
+    expect(await submitForm(page, 'button[value=revoke]')).toEqual({ origin: gatewayUrl, status: 303, heading: 'Connected accounts' });
+    expect(await page.locator('body').textContent()).toContain('No connected accounts');
+    expect(vendor.revocations).toBe(1);
+    expect(await grantOf('rita')).toBeUndefined();
   });
 });
 
