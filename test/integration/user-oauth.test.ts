@@ -68,7 +68,35 @@ const vendor = {
   /** Every access and refresh token the vendor issued, for the scans. */
   tokens: new Set<string>(),
   revocations: 0,
+  /** Requests the test holds (the vendor stalling): each holds the first request it matches. */
+  holds: [] as VendorHold[],
 };
+
+interface VendorHold {
+  readonly matches: (path: string, grantType: string | undefined) => boolean;
+  readonly reached: () => void;
+  readonly released: Promise<void>;
+  taken: boolean;
+}
+
+/** Holds the next vendor request `matches` picks until the test releases it; its arrival is an event to await. */
+function holdNextVendorRequest(matches: VendorHold['matches']): { readonly arrived: Promise<void>; release(): void } {
+  let reached: () => void = () => undefined;
+  const arrived = new Promise<void>((resolve) => (reached = resolve));
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  vendor.holds.push({ matches, reached, released, taken: false });
+  return { arrived, release };
+}
+
+/**
+ * Lets wall-clock time pass: a stall is the thing under test when Redis expires a lock by its own clock. Never used
+ * to wait for something to happen (that is always an awaited event).
+ */
+const stall = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const formOf = (init: RequestInit | undefined) =>
+  new URLSearchParams(typeof init?.body === 'string' || init?.body instanceof URLSearchParams ? init.body : undefined);
 
 const vendorFetch: typeof fetch = async (input, init) => {
   const url = new URL(input instanceof Request ? input.url : input.toString());
@@ -76,9 +104,16 @@ const vendorFetch: typeof fetch = async (input, init) => {
   if (url.pathname === '/token') vendor.attempts += 1;
   if (vendor.down) throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
   if (url.pathname === '/token/revocation') vendor.revocations += 1;
+  const grantType = url.pathname === '/token' ? (formOf(init).get('grant_type') ?? '') : undefined;
+  const hold = vendor.holds.find((candidate) => !candidate.taken && candidate.matches(url.pathname, grantType));
+  if (hold) {
+    hold.taken = true;
+    hold.reached();
+    await hold.released;
+  }
   const response = await fetch(input, init);
-  if (url.pathname !== '/token') return response;
-  vendor.grants.push(new URLSearchParams(typeof init?.body === 'string' || init?.body instanceof URLSearchParams ? init.body : undefined).get('grant_type') ?? '');
+  if (grantType === undefined) return response;
+  vendor.grants.push(grantType);
   const answer = (await response.json()) as Record<string, unknown>;
   for (const name of ['access_token', 'refresh_token']) if (typeof answer[name] === 'string') vendor.tokens.add(answer[name]);
   const rewritten = vendor.rewrite ? vendor.rewrite(answer) : answer;
@@ -168,6 +203,7 @@ afterAll(async () => {
 beforeEach(() => {
   Object.assign(vendor, { down: false, rewrite: undefined, revocations: 0, attempts: 0 });
   vendor.grants.length = 0;
+  vendor.holds.length = 0;
   clockOffset = 0;
 });
 
@@ -564,6 +600,56 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
       expect(vendor.grants).toEqual(['refresh_token']);
       expect(await grantOf('iris')).toBeDefined();
     } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('the vendor stalls a refresh past timeout + 100 ms (metadata, then the token request, each within its timeout): the lock still holds, the second replica waits for the result; exactly one refresh', async () => {
+    const { session } = await connected('uma');
+    const token = [...gatewayTokens].at(-1) ?? '';
+    const sessionId = session.transport.sessionId ?? '';
+    const timeoutMs = 3_000;
+    const slowYaml = yaml.replaceAll('        scope: [notes:read]\n', `        scope: [notes:read]\n        timeout: ${timeoutMs}ms\n`);
+    // Replica B's attempt to take the refresh lock, observed.
+    const inner = await connectedStore();
+    let tried: (taken: boolean) => void = () => undefined;
+    const lockAttempt = new Promise<boolean>((resolve) => (tried = resolve));
+    const observed: RedisStore = {
+      ...inner,
+      setIfAbsent: async (key, value, ttlMs) => {
+        const taken = await inner.setIfAbsent(key, value, ttlMs);
+        if (key.startsWith('grant-refresh:')) tried(taken);
+        return taken;
+      },
+    };
+    const [a, b] = [
+      assembleGateway(compileOrThrow(slowYaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: await connectedStore() }),
+      assembleGateway(compileOrThrow(slowYaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: observed }),
+    ];
+    // Fresh replicas: A's refresh starts with a metadata lookup.
+    const metadata = holdNextVendorRequest((path) => path.startsWith('/.well-known/'));
+    const refresh = holdNextVendorRequest((path, grantType) => path === '/token' && grantType === 'refresh_token');
+    try {
+      await Promise.all([a.warm(), b.warm()]);
+      clockOffset = DEV_TOKEN_TTL_MS + 1_000;
+      vendor.grants.length = 0;
+      const first = listNotesThrough(a, token, sessionId);
+      // Each half stays within its request's timeout; together they outlast timeout + 100 ms.
+      await metadata.arrived;
+      await stall(timeoutMs / 2 + 100);
+      metadata.release();
+      await refresh.arrived;
+      await stall(timeoutMs / 2 + 100);
+      const second = listNotesThrough(b, token, sessionId);
+      expect(await lockAttempt).toBe(false);
+      refresh.release();
+      expect((await first).statusCode).toBe(200);
+      expect((await second).statusCode).toBe(200);
+      expect(vendor.grants).toEqual(['refresh_token']);
+      expect(await grantOf('uma')).toBeDefined();
+    } finally {
+      metadata.release();
+      refresh.release();
       await Promise.all([a.close(), b.close()]);
     }
   });
