@@ -37,10 +37,11 @@ const withoutQuery = (url: URL) => `${url.origin}${url.pathname}`;
 
 type WalkOptions = Omit<HeadlessConsentOptions, 'fetch'> & { readonly stopBefore?: (next: URL) => boolean };
 
-/** A page the browser showed: where it came from and the Referrer-Policy it was served with. */
-interface ShownPage {
+/** A page the browser showed: where it came from, the Referrer-Policy it was served with, its HTML. */
+export interface ShownPage {
   readonly url: URL;
   readonly referrerPolicy: string | null;
+  readonly html: string;
 }
 
 const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
@@ -90,6 +91,10 @@ export class ConsentBrowser {
   /** The last page shown (not a redirect): the one whose forms `submit` sends. */
   #page: ShownPage | undefined;
 
+  get page(): ShownPage | undefined {
+    return this.#page;
+  }
+
   constructor(fetchFn: typeof fetch = fetch) {
     this.#fetch = fetchFn;
   }
@@ -128,7 +133,7 @@ export class ConsentBrowser {
         continue;
       }
       const html = await response.text();
-      this.#page = { url: request.url, referrerPolicy: response.headers.get('referrer-policy') };
+      this.#page = { url: request.url, referrerPolicy: response.headers.get('referrer-policy'), html };
       const form = response.status === 200 ? consentForm(html) : undefined;
       if (!form) return { kind: 'page', status: response.status, heading: decodeHtml(/<h1>([^<]*)<\/h1>/.exec(html)?.[1] ?? ''), html, visited };
       const action = new URL(form.action, request.url);

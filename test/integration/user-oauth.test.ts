@@ -1,8 +1,9 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UrlElicitationRequiredError, type ElicitRequestURLParams } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
+import { SignJWT, decodeJwt, decodeProtectedHeader, importJWK, type JWK, type JWTPayload } from 'jose';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConsentBrowser, completeConsentHeadlessly } from '../../examples/demo/headless-consent.js';
@@ -11,6 +12,7 @@ import { connectWithOAuth, type OAuthSession } from '../../examples/demo/oauth-s
 import { startNotes, type NotesServer } from '../../examples/notes/server.js';
 import { assembleGateway } from '../../src/assemble.js';
 import { devAuthServerOptionsFromConfig, startDevAuthServer, type DevAuthServer } from '../../src/authserver/index.js';
+import { consentKey } from '../../src/cache/cache-keys.js';
 import { createMemoryStore } from '../../src/cache/memory-store.js';
 import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
 import { createGrantStore, type UserGrant } from '../../src/consent/grant-store.js';
@@ -49,6 +51,9 @@ let gateway: Gateway;
 let gatewayUrl: string;
 let notesRoute: URL;
 let vendorOrigin: string;
+/** The gateway's authorization server's signing key: tests forge ID tokens only it could sign. */
+let keysDirectory: string;
+let signingKeysFile: string;
 const logs = captureLogs();
 
 /** Who the next sign-in is, at the gateway's authorization server; at the vendor it is `<user>-at-notes`. */
@@ -59,6 +64,10 @@ const now = () => Date.now() + clockOffset;
 
 /** The gateway's outgoing requests to the vendor: counted, observable, breakable. */
 const vendor = {
+  /** False: plays a vendor that never rotates refresh tokens (answers without one; the first one stays valid). */
+  rotates: true,
+  /** The refresh token the vendor really holds for each one it let the gateway keep (`rotates: false`). */
+  current: new Map<string, string>(),
   down: false,
   /** Rewrites a token endpoint answer (the vendor misbehaving). */
   rewrite: undefined as ((answer: Record<string, unknown>) => Record<string, unknown>) | undefined,
@@ -98,9 +107,40 @@ const stall = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const formOf = (init: RequestInit | undefined) =>
   new URLSearchParams(typeof init?.body === 'string' || init?.body instanceof URLSearchParams ? init.body : undefined);
 
-const vendorFetch: typeof fetch = async (input, init) => {
+/** Claims changed in the ID tokens of the gateway's sign-in (re-signed with its authorization server's own key). */
+let idTokenChange: ((claims: JWTPayload) => JWTPayload) | undefined;
+
+async function resignedIdToken(idToken: string, change: (claims: JWTPayload) => JWTPayload): Promise<string> {
+  const { keys } = JSON.parse(await readFile(signingKeysFile, 'utf8')) as { keys: JWK[] };
+  const { kid, typ } = decodeProtectedHeader(idToken);
+  return new SignJWT(change(decodeJwt(idToken)))
+    .setProtectedHeader({ alg: 'ES256', ...(kid === undefined ? {} : { kid }), ...(typ === undefined ? {} : { typ }) })
+    .sign(await importJWK(keys[0] ?? {}, 'ES256'));
+}
+
+/** The sign-in's token answers, their ID token re-signed with `idTokenChange`. */
+async function signInFetch(input: Parameters<typeof fetch>[0], init: RequestInit | undefined, url: URL): Promise<Response> {
+  const response = await fetch(input, init);
+  if (url.origin !== gatewayAs.issuer || url.pathname !== '/token' || !idTokenChange) return response;
+  const answer = (await response.json()) as Record<string, unknown>;
+  if (typeof answer.id_token === 'string') answer.id_token = await resignedIdToken(answer.id_token, idTokenChange);
+  return new Response(JSON.stringify(answer), { status: response.status, headers: { 'content-type': 'application/json' } });
+}
+
+/** A non-rotating vendor's view of a refresh request: the refresh token it really holds for the one sent. */
+function unrotated(init: RequestInit | undefined): RequestInit | undefined {
+  const form = formOf(init);
+  const sent = form.get('refresh_token');
+  const current = sent === null ? undefined : vendor.current.get(sent);
+  if (current === undefined) return init;
+  form.set('refresh_token', current);
+  return { ...init, body: form };
+}
+
+/** The gateway's outgoing requests: the vendor's counted, observable, breakable; the sign-in's ID tokens changeable. */
+const gatewayFetch: typeof fetch = async (input, init) => {
   const url = new URL(input instanceof Request ? input.url : input.toString());
-  if (url.origin !== vendorOrigin) return fetch(input, init);
+  if (url.origin !== vendorOrigin) return signInFetch(input, init, url);
   if (url.pathname === '/token') vendor.attempts += 1;
   if (vendor.down) throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
   if (url.pathname === '/token/revocation') vendor.revocations += 1;
@@ -111,11 +151,16 @@ const vendorFetch: typeof fetch = async (input, init) => {
     hold.reached();
     await hold.released;
   }
-  const response = await fetch(input, init);
+  const response = await fetch(input, grantType === 'refresh_token' && !vendor.rotates ? unrotated(init) : init);
   if (grantType === undefined) return response;
   vendor.grants.push(grantType);
   const answer = (await response.json()) as Record<string, unknown>;
   for (const name of ['access_token', 'refresh_token']) if (typeof answer[name] === 'string') vendor.tokens.add(answer[name]);
+  const sent = formOf(init).get('refresh_token');
+  if (!vendor.rotates && sent !== null && typeof answer.refresh_token === 'string') {
+    vendor.current.set(sent, answer.refresh_token);
+    delete answer.refresh_token;
+  }
   const rewritten = vendor.rewrite ? vendor.rewrite(answer) : answer;
   return new Response(JSON.stringify(rewritten), { status: response.status, headers: { 'content-type': 'application/json' } });
 };
@@ -177,7 +222,9 @@ beforeAll(async () => {
   echo.respondWith(jsonRpcEcho);
   yaml = configYaml(ports, echo.url);
   const config = compileOrThrow(yaml, ENV);
-  gatewayAs = await startDevAuthServer({ ...devAuthServerOptionsFromConfig(config, { autoApprove: true }), signInAs: () => user });
+  keysDirectory = await mkdtemp(join(tmpdir(), 'user-oauth-keys-'));
+  signingKeysFile = join(keysDirectory, 'gateway-as.json');
+  gatewayAs = await startDevAuthServer({ ...devAuthServerOptionsFromConfig(config, { autoApprove: true }), signingKeysFile, signInAs: () => user });
   const vendorIssuer = `http://127.0.0.1:${ports.vendor}`;
   vendorAs = await startDevAuthServer({
     ...devAuthServerOptionsFromConfig(config, { autoApprove: true, issuer: vendorIssuer }),
@@ -185,7 +232,7 @@ beforeAll(async () => {
   });
   vendorOrigin = vendorAs.issuer;
   notes = await startNotes({ port: ports.notes, issuer: vendorAs.issuer, jwksUri: vendorAs.jwksUri, resource: `http://127.0.0.1:${ports.notes}/mcp` });
-  gateway = assembleGateway(config, { logger: logs.logger, fetch: vendorFetch, now });
+  gateway = assembleGateway(config, { logger: logs.logger, fetch: gatewayFetch, now });
   await gateway.app.listen({ host: '127.0.0.1', port: ports.gateway });
   await gateway.warm();
   gatewayUrl = `http://127.0.0.1:${ports.gateway}`;
@@ -198,10 +245,12 @@ afterAll(async () => {
   await Promise.all([notes.close(), echo.close(), gatewayAs.close(), vendorAs.close()]);
   raw.disconnect();
   await redis.stop();
+  await rm(keysDirectory, { recursive: true, force: true });
 });
 
 beforeEach(() => {
-  Object.assign(vendor, { down: false, rewrite: undefined, revocations: 0, attempts: 0 });
+  Object.assign(vendor, { down: false, rewrite: undefined, revocations: 0, attempts: 0, rotates: true });
+  idTokenChange = undefined;
   vendor.grants.length = 0;
   vendor.holds.length = 0;
   clockOffset = 0;
@@ -384,6 +433,124 @@ describe('user_oauth: URL elicitation, consent, first call (SDK client with URL 
   });
 });
 
+describe('user_oauth: each check of the consent forms and the sign-in refuses on its own', () => {
+  /** Where a cross-origin form comes from, and who is tested with it (one user per case: a grant ends elicitation). */
+  const FOREIGN_ORIGINS = [
+    ['another site', 'https://evil.example', 'quinn'],
+    ['another origin of the same site', 'http://127.0.0.1:1', 'quincy'],
+  ];
+
+  /** A browser at the consent page of a fresh link for `who`: the form's CSRF token and where it posts. */
+  async function atConsentPage(who: string): Promise<{ browser: ConsentBrowser; csrf: string; decide: URL }> {
+    const elicitation = await elicited(clientOf(who));
+    const browser = new ConsentBrowser();
+    const stopped = await browser.walk(new URL(elicitation.url), { decision: 'allow', stopBefore: (next) => next.pathname === '/consent/decide' });
+    if (stopped.kind !== 'stopped') throw new Error('the consent page was not shown');
+    return { browser, csrf: /name="csrf" value="([^"]+)"/.exec(browser.page?.html ?? '')?.[1] ?? '', decide: stopped.next };
+  }
+
+  const formPost = (fields: Record<string, string>, origin: string): RequestInit => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+    body: new URLSearchParams(fields).toString(),
+  });
+
+  it.each([
+    ['Allow', 'a wrong CSRF token', { csrf: 'y'.repeat(43) }],
+    ['Allow', 'no CSRF token', {}],
+    ['Deny', 'a wrong CSRF token', { csrf: 'y'.repeat(43) }],
+    ['Deny', 'no CSRF token', {}],
+  ])('%s with %s → 400 "Not connected": no vendor redirect, nothing connected, no denial recorded', async (button, _case, fields: Record<string, string>) => {
+    const { browser, decide } = await atConsentPage('paul');
+    const audited = auditLines().length;
+    const result = await browser.submit(decide, { ...fields, decision: button.toLowerCase() }, { decision: 'allow' });
+    expect(result).toMatchObject({ kind: 'page', status: 400, heading: 'Not connected' });
+    expect(result.kind === 'page' && result.visited.some((url) => url.startsWith(vendorAs.issuer))).toBe(false);
+    expect(vendor.grants).toEqual([]);
+    expect(await grantOf('paul')).toBeUndefined();
+    expect(auditLines().slice(audited)).toEqual([]);
+  });
+
+  it.each(FOREIGN_ORIGINS)('Allow from %s (right CSRF token and cookie) → 400, the flow untouched: the same form from the page then connects', async (_case, origin, who) => {
+    const { browser, csrf, decide } = await atConsentPage(who);
+    const crossOrigin = await browser.walk(decide, { decision: 'allow' }, formPost({ csrf, decision: 'allow' }, origin));
+    expect(crossOrigin).toMatchObject({ kind: 'page', status: 400, heading: 'Not connected' });
+    expect(vendor.grants).toEqual([]);
+    expect(await browser.submit(decide, { csrf, decision: 'allow' }, { decision: 'allow' })).toMatchObject({ kind: 'page', heading: 'Connected' });
+    expect(vendor.grants).toEqual(['authorization_code']);
+  });
+
+  it('Deny from another site (right CSRF token and cookie) → 400, no denial recorded', async () => {
+    const { browser, csrf, decide } = await atConsentPage('quentin');
+    const audited = auditLines().length;
+    expect(await browser.walk(decide, { decision: 'deny' }, formPost({ csrf, decision: 'deny' }, 'https://evil.example'))).toMatchObject({ status: 400 });
+    expect(auditLines().slice(audited)).toEqual([]);
+  });
+
+  it('Origin: null (the browser hides the page\'s origin) with the right CSRF token and cookie → Connected: the token is the protection', async () => {
+    const { browser, csrf, decide } = await atConsentPage('rosa');
+    expect(await browser.walk(decide, { decision: 'allow' }, formPost({ csrf, decision: 'allow' }, 'null'))).toMatchObject({ kind: 'page', heading: 'Connected' });
+    expect(await grantOf('rosa')).toBeDefined();
+  });
+
+  it.each(FOREIGN_ORIGINS)('Disconnect from %s (right CSRF token and cookie) → 400, the grant kept: the same form from the page then revokes', async (_case, origin, who) => {
+    const sven = `${who}-sven`;
+    await connected(sven);
+    const browser = new ConsentBrowser();
+    await browser.walk(new URL(`${gatewayUrl}/consent/grants`), { decision: 'deny' });
+    const csrf = /name="csrf" value="([^"]+)"/.exec(browser.page?.html ?? '')?.[1] ?? '';
+    const revokeUrl = new URL(`${gatewayUrl}/consent/grants/revoke`);
+    expect(await browser.walk(revokeUrl, { decision: 'deny' }, formPost({ csrf, route: 'notes', decision: 'revoke' }, origin))).toMatchObject({ status: 400 });
+    expect(await grantOf(sven)).toBeDefined();
+    expect(vendor.revocations).toBe(0);
+    expect(await browser.submit(revokeUrl, { csrf, route: 'notes', decision: 'revoke' }, { decision: 'deny' })).toMatchObject({ heading: 'Connected accounts' });
+    expect(await grantOf(sven)).toBeUndefined();
+  });
+
+  it.each([
+    ['its claims unchanged (the control: re-signing alone is accepted)', 'Connected', 'tara', (claims: JWTPayload) => claims],
+    ['a wrong nonce', 'Not connected', 'tamsin', (claims: JWTPayload) => ({ ...claims, nonce: 'n'.repeat(43) })],
+    ['another audience', 'Not connected', 'tobias', (claims: JWTPayload) => ({ ...claims, aud: 'another-client' })],
+  ])('an ID token signed by the gateway\'s authorization server with %s → "%s"', async (_case, heading, who, change) => {
+    const elicitation = await elicited(clientOf(who));
+    idTokenChange = change;
+    const consent = await completeConsentHeadlessly(new URL(elicitation.url), { decision: 'allow' });
+    const accepted = heading === 'Connected';
+    expect(consent).toMatchObject({ status: accepted ? 200 : 400, heading });
+    expect(consent.visited.some((url) => url.startsWith(vendorAs.issuer))).toBe(accepted);
+    if (!accepted) expect(logs.lines.filter((line) => line.includes('consent page refused')).at(-1)).toContain('"reason":"login_invalid_id_token"');
+    expect((await grantOf(who)) !== undefined).toBe(accepted);
+  });
+
+  it('one consent link opened 8 times at once (tabs, link previews) → exactly one sign-in; the others "Link expired"', async () => {
+    const elicitation = await elicited(clientOf('ugo'));
+    const link = new URL(elicitation.url).searchParams.get('link') ?? '';
+    const linkKey = consentKey(Buffer.from(KEY_SECRET), 'link', link);
+    const opened = 8;
+    // Every redemption reads the link before any of them can delete it: only the single use of the delete decides.
+    let reads = 0;
+    let allRead: () => void = () => undefined;
+    const together = new Promise<void>((resolve) => (allRead = resolve));
+    const inner = await connectedStore();
+    const racing: RedisStore = {
+      ...inner,
+      get: async (key) => {
+        if (key === linkKey && ++reads === opened) allRead();
+        if (key === linkKey) await together;
+        return inner.get(key);
+      },
+    };
+    const replica = assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: racing });
+    try {
+      const answers = await Promise.all(Array.from({ length: opened }, () => replica.app.inject({ method: 'GET', url: `/consent/connect?link=${link}` })));
+      expect(answers.filter((answer) => answer.statusCode === 302).map((answer) => new URL(answer.headers.location as string).origin)).toEqual([gatewayAs.issuer]);
+      expect(answers.filter((answer) => answer.statusCode === 400 && answer.body.includes('Link expired'))).toHaveLength(opened - 1);
+    } finally {
+      await replica.close();
+    }
+  });
+});
+
 describe('user_oauth in a real browser (Debian\'s Chromium, as .ci/run installs it)', () => {
   let chromium: Pages | undefined;
 
@@ -522,7 +689,7 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
   it('refresh before expiry: one refresh however many concurrent calls, across two gateway replicas; the refresh token rotates', async () => {
     const { session } = await connected('ivan');
     const before = await grantOf('ivan');
-    const replica = assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: await connectedStore() });
+    const replica = assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: await connectedStore() });
     try {
       await replica.warm();
       clockOffset = DEV_TOKEN_TTL_MS - 30_000;
@@ -549,7 +716,7 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
     const token = [...gatewayTokens].at(-1) ?? '';
     const sessionId = session.transport.sessionId ?? '';
     const replicas = await Promise.all(
-      [0, 1].map(async () => assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: await connectedStore() })),
+      [0, 1].map(async () => assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: await connectedStore() })),
     );
     try {
       await Promise.all(replicas.map((replica) => replica.warm()));
@@ -584,8 +751,8 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
       },
     };
     const [a, b] = [
-      assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: await connectedStore() }),
-      assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: held }),
+      assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: await connectedStore() }),
+      assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: held }),
     ];
     try {
       await Promise.all([a.warm(), b.warm()]);
@@ -623,8 +790,8 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
       },
     };
     const [a, b] = [
-      assembleGateway(compileOrThrow(slowYaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: await connectedStore() }),
-      assembleGateway(compileOrThrow(slowYaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: observed }),
+      assembleGateway(compileOrThrow(slowYaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: await connectedStore() }),
+      assembleGateway(compileOrThrow(slowYaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: observed }),
     ];
     // Fresh replicas: A's refresh starts with a metadata lookup.
     const metadata = holdNextVendorRequest((path) => path.startsWith('/.well-known/'));
@@ -692,6 +859,22 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
     await elicited(provider);
   });
 
+  it('a refresh answer without refresh_token (a vendor that does not rotate) keeps the old one (RFC 6749 §6): the next refresh succeeds with it', async () => {
+    const { session } = await connected('xena');
+    const before = await grantOf('xena');
+    vendor.rotates = false;
+    vendor.grants.length = 0;
+    clockOffset = DEV_TOKEN_TTL_MS + 1_000;
+    expect(await callText(session, 'list_notes')).toBe('(no notes)');
+    const refreshed = await grantOf('xena');
+    expect(refreshed?.accessToken).not.toBe(before?.accessToken);
+    expect(refreshed?.refreshToken).toBe(before?.refreshToken);
+    clockOffset += DEV_TOKEN_TTL_MS + 1_000;
+    expect(await callText(session, 'list_notes')).toBe('(no notes)');
+    expect(vendor.grants).toEqual(['refresh_token', 'refresh_token']);
+    expect((await grantOf('xena'))?.refreshToken).toBe(before?.refreshToken);
+  });
+
   it('the upstream answers 401 (vendor token refused) → 502, the grant is dropped, the next request elicits again', async () => {
     const { session, provider } = await connected('leo');
     notes.refuseTokensOf('leo-at-notes');
@@ -727,20 +910,16 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
     await elicited(provider);
   });
 
-  it('a revoke form without the CSRF token, or from another origin, changes nothing', async () => {
+  it('a revoke form with a wrong CSRF token or none changes nothing (another origin: see "Disconnect from")', async () => {
     await connected('nina');
     user = 'nina';
     const browser = new ConsentBrowser();
     await browser.walk(new URL(`${gatewayUrl}/consent/grants`), { decision: 'deny' });
     const revokeUrl = new URL(`${gatewayUrl}/consent/grants/revoke`);
     expect(await browser.submit(revokeUrl, { csrf: 'y'.repeat(43), route: 'notes' }, { decision: 'deny' })).toMatchObject({ status: 400 });
-    const crossSite = await browser.walk(revokeUrl, { decision: 'deny' }, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
-      body: 'route=notes',
-    });
-    expect(crossSite).toMatchObject({ status: 400 });
+    expect(await browser.submit(revokeUrl, { route: 'notes' }, { decision: 'deny' })).toMatchObject({ status: 400 });
     expect(await grantOf('nina')).toBeDefined();
+    expect(vendor.revocations).toBe(0);
   });
 });
 
