@@ -91,7 +91,7 @@ export function registerConsentRoutes(app: FastifyInstance, options: ConsentRout
         const params = method === 'GET' ? queryOf(request) : formOf(request);
         if (params === undefined) return send(request, reply, { page: failurePage('failed'), reason: 'not_a_form' });
         const input: ConsentRequest = {
-          flowId: cookie.read(request.headers.cookie),
+          cookie: cookie.read(request.headers.cookie),
           params,
           origin: typeof request.headers.origin === 'string' ? request.headers.origin : undefined,
         };

@@ -955,6 +955,17 @@ describe('user_oauth: operators and what is stored', () => {
     }
   });
 
+  it('1,000 anonymous consent GETs (grants page, links, both callbacks) store nothing: a sign-in in progress travels sealed in the cookie', async () => {
+    const keys = async () => (await raw.keys(`${keyPrefix}*`)).length;
+    const before = await keys();
+    const paths = ['/consent/grants', `/consent/connect?link=${'l'.repeat(43)}`, '/consent/login/callback?code=c&state=s', '/consent/callback?code=c&state=s'];
+    for (let round = 0; round < 10; round += 1) {
+      const answers = await Promise.all(Array.from({ length: 100 }, (_, index) => gateway.app.inject({ method: 'GET', url: paths[index % paths.length] ?? '' })));
+      expect(answers.filter((answer) => answer.statusCode === 302)).toHaveLength(25);
+    }
+    expect(await keys()).toBeLessThanOrEqual(before);
+  });
+
   it('H1 nothing readable in Redis and no token in any log line: keys and values hold no user, route, link or token', async () => {
     const keys = await raw.keys(`${keyPrefix}*`);
     expect(keys.length).toBeGreaterThan(5);
