@@ -81,6 +81,12 @@ function sameSecret(expected: string, given: string | undefined): boolean {
 
 const samePrincipal = (a: Principal, b: Principal) => a.issuer === b.issuer && a.subject === b.subject;
 
+/**
+ * RFC 9207: an authorization response naming an issuer (`iss`) must name the one this flow went to, compared as
+ * strings; otherwise it may come from another authorization server (a mix-up). Servers that do not send it pass.
+ */
+const fromAnotherIssuer = (iss: string | undefined, issuer: string) => iss !== undefined && iss !== issuer;
+
 export function displayName(route: CompiledRoute): string {
   return route.resourceName ?? route.name;
 }
@@ -182,13 +188,15 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
     async loginCallback(request) {
       const pending = request.cookie === undefined ? undefined : deps.signIns.open(request.cookie);
       if (!pending || pending.expiresAt <= now()) return fail('expired', 'no_sign_in');
-      const { code, state, error } = request.params;
+      const { code, state, error, iss } = request.params;
       const connection = pending.connection;
+      // State first: only a response to this browser's own sign-in may end it, as refused or otherwise.
+      if (!sameSecret(pending.state, state)) return fail('failed', 'login_state_mismatch');
+      if (fromAnotherIssuer(iss, deps.login.issuer)) return fail('failed', 'login_issuer_mismatch');
       if (error !== undefined) {
         if (connection) denied(connection, 'login_refused');
         return fail('failed', 'login_error_response');
       }
-      if (!sameSecret(pending.state, state)) return fail('failed', 'login_state_mismatch');
       if (code === undefined || code === '') return fail('failed', 'login_without_code');
       const result = await deps.login.finish(code, pending.codeVerifier, url(CONSENT_PATHS.loginCallback), pending.nonce);
       if (!result.ok) return fail(result.failure === 'unavailable' ? 'unavailable' : 'failed', `login_${result.failure}`);
@@ -235,10 +243,14 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
       const { connection } = flow;
       const entry = deps.routes.get(connection.route);
       if (!entry) return fail('expired', 'route_removed');
-      const { code, state, error } = request.params;
+      const { code, state, error, iss } = request.params;
       if (!sameSecret(flow.state, state)) {
         denied(connection, 'state_mismatch');
         return fail('failed', 'vendor_state_mismatch');
+      }
+      if (fromAnotherIssuer(iss, entry.grants.vendor.issuer)) {
+        denied(connection, 'issuer_mismatch');
+        return fail('failed', 'vendor_issuer_mismatch');
       }
       if (error !== undefined || code === undefined || code === '') {
         denied(connection, error === 'access_denied' ? 'denied_at_authorization_server' : 'authorization_error');

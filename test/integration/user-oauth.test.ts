@@ -398,6 +398,51 @@ describe('user_oauth: URL elicitation, consent, first call (SDK client with URL 
     expect(vendor.grants).toEqual([]);
   });
 
+  it('a login callback carrying error= with the wrong state is a state mismatch: no "refused" denial is recorded for the victim\'s link', async () => {
+    const elicitation = await elicited(clientOf('vera'));
+    const browser = new ConsentBrowser();
+    const stopped = await browser.walk(new URL(elicitation.url), { decision: 'allow', stopBefore: (next) => next.pathname === '/consent/login/callback' });
+    if (stopped.kind !== 'stopped') throw new Error('never reached the login callback');
+    const forged = new URL(`${gatewayUrl}/consent/login/callback?error=access_denied&state=${'x'.repeat(43)}`);
+    const audited = auditLines().length;
+    expect(await browser.walk(forged, { decision: 'allow' })).toMatchObject({ kind: 'page', status: 400, heading: 'Not connected' });
+    expect(auditLines().slice(audited)).toEqual([]);
+    expect(logs.lines.filter((line) => line.includes('consent page refused')).at(-1)).toContain('"reason":"login_state_mismatch"');
+  });
+
+  it.each([
+    ['/consent/login/callback', 'the vendor\'s', 'Not connected', () => vendorAs.issuer],
+    ['/consent/callback', 'the gateway\'s', 'Not connected', () => gatewayAs.issuer],
+    ['/consent/login/callback', 'no', 'Connected', () => undefined],
+    ['/consent/callback', 'no', 'Connected', () => undefined],
+  ])('RFC 9207: an authorization response at %s naming %s issuer → "%s"', async (path, _whose, heading, iss) => {
+    const who = `wanda-${heading.length}-${path.length}`;
+    const elicitation = await elicited(clientOf(who));
+    const browser = new ConsentBrowser();
+    const stopped = await browser.walk(new URL(elicitation.url), { decision: 'allow', stopBefore: (next) => next.pathname === path });
+    if (stopped.kind !== 'stopped') throw new Error(`never reached ${path}`);
+    const issuer = iss();
+    if (issuer === undefined) stopped.next.searchParams.delete('iss');
+    else stopped.next.searchParams.set('iss', issuer);
+    const result = await browser.walk(stopped.next, { decision: 'allow' });
+    expect(result).toMatchObject({ kind: 'page', heading });
+    expect((await grantOf(who)) !== undefined).toBe(heading === 'Connected');
+  });
+
+  it('both authorization servers name themselves in their authorization responses (RFC 9207 iss), so the check above applies', async () => {
+    const elicitation = await elicited(clientOf('xavier'));
+    const seen: URL[] = [];
+    const noteCallbacks = (next: URL) => {
+      if (next.pathname.endsWith('/callback')) seen.push(next);
+      return false;
+    };
+    await new ConsentBrowser().walk(new URL(elicitation.url), { decision: 'allow', stopBefore: noteCallbacks });
+    expect(seen.map((url) => [url.pathname, url.searchParams.get('iss')])).toEqual([
+      ['/consent/login/callback', gatewayAs.issuer],
+      ['/consent/callback', vendorAs.issuer],
+    ]);
+  });
+
   it('a vendor code issued for another principal\'s flow is refused (PKCE): no grant for either', async () => {
     const atCallback = (next: URL) => next.pathname === '/consent/callback';
     const erinLink = await elicited(clientOf('erin'));
