@@ -162,7 +162,8 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
     const csrf = random();
     const page = consentPage({
       name: displayName(entry.route),
-      upstream: entry.route.upstream.url.href,
+      // Internal host names stay internal: users see the MCP server as their client does.
+      resource: entry.route.resource,
       vendor: entry.grants.settings.issuer,
       scopes: entry.grants.settings.scopes,
       clientId: connection.clientId,

@@ -53,8 +53,8 @@ function scopeList(scopes: readonly string[]): string {
 export interface ConsentView {
   /** Route display name (resource_name, else route name). */
   readonly name: string;
-  /** The upstream MCP server the grant is for. */
-  readonly upstream: string;
+  /** The MCP server the grant is for, as clients know it: the route's resource identifier (never its upstream URL). */
+  readonly resource: string;
   /** Issuer of the upstream's authorization server. */
   readonly vendor: string;
   readonly scopes: readonly string[];
@@ -76,7 +76,7 @@ export function consentPage(view: ConsentView): Page {
 <dl>
 <dt>Signed in as</dt><dd><code>${escapeHtml(view.user)}</code></dd>
 <dt>MCP client</dt><dd><code>${escapeHtml(view.clientId ?? '(unnamed)')}</code></dd>
-<dt>MCP server</dt><dd><code>${escapeHtml(view.upstream)}</code></dd>
+<dt>MCP server</dt><dd><code>${escapeHtml(view.resource)}</code></dd>
 <dt>Authorization server</dt><dd><code>${escapeHtml(view.vendor)}</code></dd>
 <dt>Access requested</dt><dd>${scopeList(view.scopes)}</dd>
 </dl>

@@ -398,6 +398,16 @@ describe('user_oauth: URL elicitation, consent, first call (SDK client with URL 
     expect(vendor.grants).toEqual([]);
   });
 
+  it('the consent page names the MCP server by its name and public resource identifier, never by its internal upstream URL', async () => {
+    const elicitation = await elicited(clientOf('yusuf'));
+    const browser = new ConsentBrowser();
+    await browser.walk(new URL(elicitation.url), { decision: 'allow', stopBefore: (next) => next.pathname === '/consent/decide' });
+    const html = browser.page?.html ?? '';
+    expect(html).toContain('<h1>Connect Notes</h1>');
+    expect(html).toContain(`<dt>MCP server</dt><dd><code>${gatewayUrl}/notes/mcp</code></dd>`);
+    expect(html).not.toContain(new URL(notes.url).host);
+  });
+
   it('a login callback carrying error= with the wrong state is a state mismatch: no "refused" denial is recorded for the victim\'s link', async () => {
     const elicitation = await elicited(clientOf('vera'));
     const browser = new ConsentBrowser();
