@@ -638,6 +638,40 @@ describe('user_oauth in a real browser (Debian\'s Chromium, as .ci/run installs 
     expect(vendor.revocations).toBe(1);
     expect(await grantOf('rita')).toBeUndefined();
   });
+
+  it('signing in through the development authorization server\'s own pages (no auto-approve): its forms carry its Origin; Sign in, Approve, then the grants page', async () => {
+    const [asPort, gatewayPort] = [await freePort(), await freePort()];
+    const issuer = `http://127.0.0.1:${asPort}`;
+    const config = compileOrThrow(
+      `
+public_url: http://127.0.0.1:${gatewayPort}
+consent:
+  login: { client_id: gateway-consent, client_secret: "\${env:CONSENT_SECRET}" }
+routes:
+  - name: notes
+    path: /notes/mcp
+    upstream:
+      url: http://127.0.0.1:1/mcp
+      auth: { type: user_oauth, issuer: ${vendorAs.issuer}, client_id: gateway-at-notes, scope: [notes:read], resource: http://127.0.0.1:1/mcp }
+    authorization_servers: [${issuer}]
+    tokens: { jwt: { issuer: ${issuer}, algorithms: [ES256] } }
+`,
+      ENV,
+    );
+    const manual = await startDevAuthServer(devAuthServerOptionsFromConfig(config, { autoApprove: false }));
+    const own = assembleGateway(config, { logger: logs.logger, cache: createMemoryStore() });
+    try {
+      await own.app.listen({ host: '127.0.0.1', port: gatewayPort });
+      const page = await (chromium as Pages).newPage();
+      await page.goto(`http://127.0.0.1:${gatewayPort}/consent/grants`);
+      expect(await page.locator('h1').textContent()).toBe('Sign in');
+      expect(await submitForm(page, 'button:text("Sign in as demo-user")')).toMatchObject({ origin: issuer, heading: 'Authorize gateway-consent' });
+      expect(await submitForm(page, 'button:text("Approve")')).toMatchObject({ origin: issuer, heading: 'Connected accounts' });
+    } finally {
+      await own.close();
+      await manual.close();
+    }
+  });
 });
 
 describe('user_oauth: what the upstream receives', () => {
