@@ -7,8 +7,8 @@ import { defaultSigningKeysFile } from '../src/authserver/index.js';
 import { DEMO_PORTS, startDemoStack } from '../examples/demo/stack.js';
 
 try {
-  // Logs at config/demo.yaml's log.level (info: one audit line per decision); the signing key survives restarts.
-  const stack = await startDemoStack({ signingKeysFile: defaultSigningKeysFile() });
+  // Logs at config/demo.yaml's log.level (info: one audit line per decision); signing keys survive restarts.
+  const stack = await startDemoStack({ signingKeysFile: (issuer) => defaultSigningKeysFile(issuer) });
   const calc = `${stack.gatewayUrl}/calc/mcp`;
   process.stdout.write(`
 mcp-auth-gateway demo is running (development authorization server: do not expose it)

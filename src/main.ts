@@ -106,9 +106,10 @@ async function devAuthServer(file: string | undefined, options: DevAuthServerFla
   const { defaultSigningKeysFile, devAuthServerOptionsFromConfig, startDevAuthServer } = await import('./authserver/index.js');
   const { createLogger } = await import('./observability/logger.js');
   const logger = createLogger({ level: config.logLevel });
+  const serverOptions = devAuthServerOptionsFromConfig(config, options);
   const server = await startDevAuthServer({
-    ...devAuthServerOptionsFromConfig(config, options),
-    signingKeysFile: options.keysFile ?? defaultSigningKeysFile(),
+    ...serverOptions,
+    signingKeysFile: options.keysFile ?? defaultSigningKeysFile(serverOptions.issuer),
     logger,
   });
   logger.info({ issuer: server.issuer, autoApprove: options.autoApprove }, 'development authorization server listening');

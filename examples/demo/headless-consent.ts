@@ -37,10 +37,42 @@ const withoutQuery = (url: URL) => `${url.origin}${url.pathname}`;
 
 type WalkOptions = Omit<HeadlessConsentOptions, 'fetch'> & { readonly stopBefore?: (next: URL) => boolean };
 
-function formPost(action: URL, fields: Readonly<Record<string, string>>): RequestInit {
+/** A page the browser showed: where it came from, the Referrer-Policy it was served with, its HTML. */
+export interface ShownPage {
+  readonly url: URL;
+  readonly referrerPolicy: string | null;
+  readonly html: string;
+}
+
+const LOOPBACK = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/**
+ * The `Origin` a browser sends with a form POST from `page` to `target` (Fetch, "serializing a request origin"):
+ * the page's origin, or `null` when the page's referrer policy hides it from that target. Sending what browsers
+ * send, never a made-up Origin, is what lets tests see the consent forms as browsers do.
+ */
+function formOrigin(page: ShownPage, target: URL): string {
+  // Of a comma-separated list the last (known) policy applies; none: the browsers' default.
+  const policy = page.referrerPolicy?.split(',').at(-1)?.trim().toLowerCase() || 'strict-origin-when-cross-origin';
+  const downgrade = page.url.protocol === 'https:' && target.protocol !== 'https:' && !LOOPBACK.test(target.hostname);
+  switch (policy) {
+    case 'no-referrer':
+      return 'null';
+    case 'same-origin':
+      return page.url.origin === target.origin ? page.url.origin : 'null';
+    case 'no-referrer-when-downgrade':
+    case 'strict-origin':
+    case 'strict-origin-when-cross-origin':
+      return downgrade ? 'null' : page.url.origin;
+    default:
+      return page.url.origin;
+  }
+}
+
+function formPost(page: ShownPage, action: URL, fields: Readonly<Record<string, string>>): RequestInit {
   return {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: action.origin },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: formOrigin(page, action) },
     body: new URLSearchParams(fields).toString(),
   };
 }
@@ -56,6 +88,12 @@ export type ConsentWalk = ({ readonly kind: 'page' } & ConsentResult) | { readon
 export class ConsentBrowser {
   readonly #fetch: typeof fetch;
   readonly #jars = new Map<string, CookieJar>();
+  /** The last page shown (not a redirect): the one whose forms `submit` sends. */
+  #page: ShownPage | undefined;
+
+  get page(): ShownPage | undefined {
+    return this.#page;
+  }
 
   constructor(fetchFn: typeof fetch = fetch) {
     this.#fetch = fetchFn;
@@ -70,9 +108,10 @@ export class ConsentBrowser {
     return jar;
   }
 
-  /** Submits a form of a page (origin: the page's), then walks on from the answer. */
+  /** Submits a form of the last page shown (with the Origin a browser would send), then walks on from the answer. */
   submit(action: URL, fields: Readonly<Record<string, string>>, options: WalkOptions): Promise<ConsentWalk> {
-    return this.walk(action, options, formPost(action, fields));
+    if (!this.#page) throw new Error('no page shown yet: nothing to submit a form from');
+    return this.walk(action, options, formPost(this.#page, action, fields));
   }
 
   /** Walks from `url` until a page other than the consent form, or until `stopBefore` says no. */
@@ -94,10 +133,11 @@ export class ConsentBrowser {
         continue;
       }
       const html = await response.text();
+      this.#page = { url: request.url, referrerPolicy: response.headers.get('referrer-policy'), html };
       const form = response.status === 200 ? consentForm(html) : undefined;
       if (!form) return { kind: 'page', status: response.status, heading: decodeHtml(/<h1>([^<]*)<\/h1>/.exec(html)?.[1] ?? ''), html, visited };
       const action = new URL(form.action, request.url);
-      request = { url: action, init: formPost(action, { csrf: form.csrf, decision: options.decision }) };
+      request = { url: action, init: formPost(this.#page, action, { csrf: form.csrf, decision: options.decision }) };
     }
     throw new Error(`the consent link did not end after ${MAX_HOPS} steps`);
   }

@@ -94,8 +94,11 @@ export interface DemoStackOptions {
   readonly ports?: DemoPorts;
   /** Default: JSON lines on stdout at config/demo.yaml's `log.level`. */
   readonly logger?: Logger;
-  /** Keeps the authorization server's signing key across restarts (see `startDevAuthServer`). Default: a fresh key. */
-  readonly signingKeysFile?: string;
+  /**
+   * Keeps each authorization server's signing key across restarts in the file named for its issuer (see
+   * `startDevAuthServer`). Default: fresh keys.
+   */
+  readonly signingKeysFile?: (issuer: string) => string;
 }
 
 /**
@@ -108,13 +111,13 @@ export async function startDemoStack(options: DemoStackOptions = {}): Promise<De
   const config = await demoConfig(ports, demoSecrets());
   const vendor = notesUpstream(config);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const authServer = await startDevAuthServer({
-    ...devAuthServerOptionsFromConfig(config, { autoApprove: true }),
-    ...(options.signingKeysFile === undefined ? {} : { signingKeysFile: options.signingKeysFile }),
-    logger: logger.child({ component: 'dev-auth-server' }),
-  });
+  const keysOf = (issuer: string) => (options.signingKeysFile === undefined ? {} : { signingKeysFile: options.signingKeysFile(issuer) });
+  const ownOptions = devAuthServerOptionsFromConfig(config, { autoApprove: true });
+  const authServer = await startDevAuthServer({ ...ownOptions, ...keysOf(ownOptions.issuer), logger: logger.child({ component: 'dev-auth-server' }) });
+  const vendorOptions = devAuthServerOptionsFromConfig(config, { autoApprove: true, issuer: vendor.issuer });
   const vendorAuthServer = await startDevAuthServer({
-    ...devAuthServerOptionsFromConfig(config, { autoApprove: true, issuer: vendor.issuer }),
+    ...vendorOptions,
+    ...keysOf(vendorOptions.issuer),
     logger: logger.child({ component: 'vendor-auth-server' }),
   });
   const calculator = await startCalculator({ port: ports.calculator });

@@ -119,7 +119,7 @@ export function consentSetupAt(config: CompiledConfig, issuer: string): { client
 export function devAuthServerOptionsFromConfig(
   config: CompiledConfig,
   options: { readonly autoApprove: boolean; readonly issuer?: string },
-): DevAuthServerOptions {
+): DevAuthServerOptions & { readonly issuer: string } {
   const issuer = options.issuer ?? config.routes[0]?.authorizationServers[0];
   if (issuer === undefined) throw new TypeError('the config names no authorization server');
   const url = new URL(issuer);

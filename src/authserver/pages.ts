@@ -1,12 +1,16 @@
 import { escapeHtml } from '../html.js';
 
-/** Security headers for every page: nothing loads from anywhere, the page cannot be framed (clickjacking a consent). */
+/**
+ * Security headers for every page: nothing loads from anywhere, the page cannot be framed (clickjacking a consent),
+ * nothing reaches other origins through Referer. `same-origin`, not `no-referrer`: under `no-referrer` browsers
+ * post the page's own forms with `Origin: null`, which the interaction handler refuses as cross-origin.
+ */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/html; charset=utf-8',
   'cache-control': 'no-store',
   'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
   'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
+  'referrer-policy': 'same-origin',
 };
 
 function page(title: string, body: string): string {

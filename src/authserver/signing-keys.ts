@@ -18,12 +18,15 @@ export async function generateSigningKeys(): Promise<JWKS> {
 }
 
 /**
- * Where `dev-auth-server` and `npm run demo` keep their signing key unless told otherwise: the user's cache
- * directory (`$XDG_CACHE_HOME`, else `~/.cache`), so only that user can read it and a restart keeps it.
+ * Where `dev-auth-server` and `npm run demo` keep an issuer's signing key unless told otherwise: the user's cache
+ * directory (`$XDG_CACHE_HOME`, else `~/.cache`), so only that user can read it and a restart keeps it; one file
+ * per issuer (host and port), so two development servers (the gateway's and a vendor's) never share a key.
  */
-export function defaultSigningKeysFile(env: NodeJS.ProcessEnv = process.env): string {
+export function defaultSigningKeysFile(issuer: string, env: NodeJS.ProcessEnv = process.env): string {
   const cache = env.XDG_CACHE_HOME !== undefined && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
-  return join(cache, 'mcp-auth-gateway', 'dev-auth-server-signing-keys.json');
+  const { hostname, port, protocol } = new URL(issuer);
+  const server = `${hostname}-${port || (protocol === 'https:' ? '443' : '80')}`.replace(/[^A-Za-z0-9.-]/g, '_');
+  return join(cache, 'mcp-auth-gateway', `dev-auth-server-signing-keys-${server}.json`);
 }
 
 function isSigningKeys(value: unknown): value is JWKS {

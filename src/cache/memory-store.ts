@@ -38,6 +38,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore 
       entries.set(key, value, { ttl });
       return Promise.resolve(true);
     },
+    deleteIfEquals: (key, value) => Promise.resolve(entries.get(key) === value && entries.delete(key)),
     scan(prefix, limit) {
       const keys: string[] = [];
       for (const key of entries.keys()) {

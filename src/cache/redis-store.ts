@@ -83,6 +83,14 @@ redis.call('PEXPIRE', KEYS[1], refill)
 return {allowed, retry}
 `;
 
+/** Compare-and-delete in one step: a GET then DEL from the client could remove a value set in between. */
+const DELETE_IF_EQUALS_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`;
+
 /**
  * A CacheStore on Redis (one server, Sentinel or Cluster). Every command either answers within the command
  * timeout or counts as a miss (`undefined` / `false`); nothing waits for a reconnect, nothing is queued while
@@ -92,6 +100,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const log = options.logger?.child({ component: 'redis-cache' });
   const client = connect(options);
   client.defineCommand('takeToken', { numberOfKeys: 1, lua: TAKE_TOKEN_SCRIPT });
+  client.defineCommand('deleteIfEquals', { numberOfKeys: 1, lua: DELETE_IF_EQUALS_SCRIPT });
   // True from the first failure until the next success: one warning per outage, not one per command.
   let degraded = false;
 
@@ -153,6 +162,16 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         return reply === 'OK';
       } catch (error) {
         failed('setIfAbsent', error);
+        return false;
+      }
+    },
+    async deleteIfEquals(key, value) {
+      try {
+        const removed = await (client as RedisClient & DeleteIfEqualsCommand).deleteIfEquals(key, value);
+        succeeded();
+        return removed === 1;
+      } catch (error) {
+        failed('deleteIfEquals', error);
         return false;
       }
     },
@@ -233,6 +252,10 @@ function escapeGlob(text: string): string {
 
 interface TakeTokenCommand {
   takeToken(key: string, capacity: number, refillMs: number, nowMs: number): Promise<unknown>;
+}
+
+interface DeleteIfEqualsCommand {
+  deleteIfEquals(key: string, value: string): Promise<number>;
 }
 
 function bucketResult(reply: unknown): TokenBucketResult | undefined {

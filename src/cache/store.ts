@@ -12,6 +12,11 @@ export interface CacheStore {
   /** Stores `value` only when `key` holds nothing (atomically across replicas on Redis): a lock. False otherwise. */
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
   /**
+   * Deletes `key` only while it holds `value` (atomically across replicas on Redis): a lock's owner releases it
+   * without removing a lock someone else took once the owner's had expired. False otherwise.
+   */
+  deleteIfEquals(key: string, value: string): Promise<boolean>;
+  /**
    * Every key starting with `prefix` (at most `limit`), for operator listings, never for requests. `undefined` when
    * the backend could not answer.
    */

@@ -7,6 +7,7 @@ import type { GrantStore, Principal } from './grant-store.js';
 import type { ConsentLinks } from './links.js';
 import type { OidcLogin } from './oidc-login.js';
 import { CONSENT_PATHS } from './paths.js';
+import type { SignIn, SignInSealer } from './sign-in.js';
 import {
   connectedPage,
   consentPage,
@@ -20,15 +21,15 @@ import {
 
 /** What a consent page handler gets from the HTTP layer. */
 export interface ConsentRequest {
-  /** The flow cookie's value. */
-  readonly flowId: string | undefined;
+  /** The flow cookie's value: the sealed sign-in until the callback, then the id of the flow kept server-side. */
+  readonly cookie: string | undefined;
   /** Query parameters (GET) or form fields (POST); the first value of each. */
   readonly params: Readonly<Record<string, string | undefined>>;
   /** `Origin` of a POST. */
   readonly origin: string | undefined;
 }
 
-/** A page, or a redirect (302 after GET, 303 after POST); `flowCookie` sets (id) or clears (null) the flow cookie. */
+/** A page, or a redirect (302 after GET, 303 after POST); `flowCookie` sets (a value) or clears (null) the cookie. */
 export interface ConsentReply {
   readonly page?: Page;
   readonly redirect?: string;
@@ -57,6 +58,7 @@ export interface ConsentPagesDeps {
   readonly publicUrl: string;
   readonly login: OidcLogin;
   readonly flows: ConsentFlows;
+  readonly signIns: SignInSealer;
   readonly links: ConsentLinks;
   readonly grants: GrantStore;
   readonly routes: ReadonlyMap<string, ConsentRoute>;
@@ -78,6 +80,12 @@ function sameSecret(expected: string, given: string | undefined): boolean {
 }
 
 const samePrincipal = (a: Principal, b: Principal) => a.issuer === b.issuer && a.subject === b.subject;
+
+/**
+ * RFC 9207: an authorization response naming an issuer (`iss`) must name the one this flow went to, compared as
+ * strings; otherwise it may come from another authorization server (a mix-up). Servers that do not send it pass.
+ */
+const fromAnotherIssuer = (iss: string | undefined, issuer: string) => iss !== undefined && iss !== issuer;
 
 export function displayName(route: CompiledRoute): string {
   return route.resourceName ?? route.name;
@@ -104,16 +112,23 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
     audit({ action: 'grant', route: connection.route, principal: deps.grants.digest(connection.principal), outcome: 'denied', by: 'user', reason });
   }
 
-  /** Sends the browser to sign in at the gateway's authorization server; `connection` absent: managing grants. */
+  /**
+   * Sends the browser to sign in at the gateway's authorization server; `connection` absent: managing grants. The
+   * sign-in goes into the cookie, sealed: nothing is stored for a visitor who has not signed in.
+   */
   async function signIn(connection: Connection | undefined): Promise<ConsentReply> {
     const state = random();
     const nonce = random();
     const request = await deps.login.start(url(CONSENT_PATHS.loginCallback), state, nonce);
     if (!request) return fail('unavailable', 'login_metadata_unavailable');
-    const flow: ConsentFlow = { stage: 'login', expiresAt: now() + deps.flowTtl, state, nonce, codeVerifier: request.codeVerifier, ...(connection ? { connection } : {}) };
+    const pending: SignIn = { expiresAt: now() + deps.flowTtl, state, nonce, codeVerifier: request.codeVerifier, ...(connection ? { connection } : {}) };
+    return { redirect: request.url.href, flowCookie: deps.signIns.seal(pending) };
+  }
+
+  /** A new server-side flow at `flow`'s stage; its id goes into the cookie. */
+  async function startFlow(flow: ConsentFlow, reply: Omit<ConsentReply, 'flowCookie'>): Promise<ConsentReply> {
     const id = await flows.start(flow, now());
-    if (!id) return fail('unavailable', 'flow_not_stored');
-    return { redirect: request.url.href, flowCookie: id };
+    return id === undefined ? fail('unavailable', 'flow_not_stored') : { ...reply, flowCookie: id };
   }
 
   /** The flow this browser is in, taken (single use), when it is at `stage`. */
@@ -121,8 +136,8 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
     request: ConsentRequest,
     stage: S,
   ): Promise<Extract<ConsentFlow, { stage: S }> | ConsentReply> {
-    if (request.flowId === undefined || !RANDOM_VALUE.test(request.flowId)) return fail('expired', 'no_flow_cookie');
-    const found = await flows.take(request.flowId);
+    if (request.cookie === undefined || !RANDOM_VALUE.test(request.cookie)) return fail('expired', 'no_flow_cookie');
+    const found = await flows.take(request.cookie);
     if (found.kind === 'unavailable') return fail('unavailable', 'flow_store_unavailable', false);
     if (found.kind === 'absent' || found.value.expiresAt <= now()) return fail('expired', 'flow_unknown_or_used');
     if (found.value.stage !== stage) return fail('failed', `flow_not_at_${stage}`);
@@ -131,21 +146,24 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
 
   const isReply = (value: ConsentFlow | ConsentReply): value is ConsentReply => !('stage' in value);
 
-  /** A form must come from the gateway's own pages (SameSite cookies aside). */
-  const crossOrigin = (request: ConsentRequest) => request.origin !== undefined && request.origin !== publicOrigin;
+  /**
+   * Defence in depth behind the CSRF token bound to the flow cookie (SameSite=Lax): a form naming another origin is
+   * refused. `Origin: null` names none (browsers send it whenever a referrer policy, a privacy setting or an
+   * extension hides the page's origin), so it is left to the token and the cookie, like a missing Origin.
+   */
+  const crossOrigin = (request: ConsentRequest) =>
+    request.origin !== undefined && request.origin !== 'null' && request.origin !== publicOrigin;
 
-  async function showConsent(id: string, connection: Connection, user: Principal): Promise<ConsentReply> {
+  async function showConsent(connection: Connection, user: Principal): Promise<ConsentReply> {
     const entry = deps.routes.get(connection.route);
     if (!entry) return fail('expired', 'route_removed');
     const endpoints = await entry.grants.vendor.endpoints();
     if (!endpoints) return fail('unavailable', 'vendor_metadata_unavailable');
     const csrf = random();
-    if (!(await flows.put(id, { stage: 'consent', expiresAt: now() + deps.flowTtl, connection, csrf }, now()))) {
-      return fail('unavailable', 'flow_not_stored');
-    }
     const page = consentPage({
       name: displayName(entry.route),
-      upstream: entry.route.upstream.url.href,
+      // Internal host names stay internal: users see the MCP server as their client does.
+      resource: entry.route.resource,
       vendor: entry.grants.settings.issuer,
       scopes: entry.grants.settings.scopes,
       clientId: connection.clientId,
@@ -154,7 +172,7 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
       csrf,
       authorizationOrigin: new URL(endpoints.metadata.authorization_endpoint).origin,
     });
-    return { page };
+    return startFlow({ stage: 'consent', expiresAt: now() + deps.flowTtl, connection, csrf }, { page });
   }
 
   return {
@@ -169,30 +187,30 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
     },
 
     async loginCallback(request) {
-      const flow = await takeFlow(request, 'login');
-      if (isReply(flow)) return flow;
-      const { code, state, error } = request.params;
-      const connection = flow.connection;
+      const pending = request.cookie === undefined ? undefined : deps.signIns.open(request.cookie);
+      if (!pending || pending.expiresAt <= now()) return fail('expired', 'no_sign_in');
+      const { code, state, error, iss } = request.params;
+      const connection = pending.connection;
+      // State first: only a response to this browser's own sign-in may end it, as refused or otherwise.
+      if (!sameSecret(pending.state, state)) return fail('failed', 'login_state_mismatch');
+      if (fromAnotherIssuer(iss, deps.login.issuer)) return fail('failed', 'login_issuer_mismatch');
       if (error !== undefined) {
         if (connection) denied(connection, 'login_refused');
         return fail('failed', 'login_error_response');
       }
-      if (!sameSecret(flow.state, state)) return fail('failed', 'login_state_mismatch');
       if (code === undefined || code === '') return fail('failed', 'login_without_code');
-      const result = await deps.login.finish(code, flow.codeVerifier, url(CONSENT_PATHS.loginCallback), flow.nonce);
+      const result = await deps.login.finish(code, pending.codeVerifier, url(CONSENT_PATHS.loginCallback), pending.nonce);
       if (!result.ok) return fail(result.failure === 'unavailable' ? 'unavailable' : 'failed', `login_${result.failure}`);
-      const id = request.flowId ?? '';
       if (!connection) {
         const managing: ConsentFlow = { stage: 'manage', expiresAt: now() + deps.flowTtl, user: result.user, csrf: random() };
-        if (!(await flows.put(id, managing, now()))) return fail('unavailable', 'flow_not_stored');
-        return { redirect: url(CONSENT_PATHS.grants) };
+        return startFlow(managing, { redirect: url(CONSENT_PATHS.grants) });
       }
       // A link sent to someone else must never connect their account to the sender's identity.
       if (!samePrincipal(result.user, connection.principal)) {
         denied(connection, 'signed_in_as_another_principal');
         return fail('wrong_account', 'signed_in_as_another_principal');
       }
-      return showConsent(id, connection, result.user);
+      return showConsent(connection, result.user);
     },
 
     async decide(request) {
@@ -216,7 +234,7 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
       });
       if (!authorization) return fail('unavailable', 'vendor_metadata_unavailable');
       const next: ConsentFlow = { stage: 'vendor', expiresAt: now() + deps.flowTtl, connection, state, codeVerifier: authorization.codeVerifier };
-      if (!(await flows.put(request.flowId ?? '', next, now()))) return fail('unavailable', 'flow_not_stored');
+      if (!(await flows.put(request.cookie ?? '', next, now()))) return fail('unavailable', 'flow_not_stored');
       return { redirect: authorization.url.href };
     },
 
@@ -226,10 +244,14 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
       const { connection } = flow;
       const entry = deps.routes.get(connection.route);
       if (!entry) return fail('expired', 'route_removed');
-      const { code, state, error } = request.params;
+      const { code, state, error, iss } = request.params;
       if (!sameSecret(flow.state, state)) {
         denied(connection, 'state_mismatch');
         return fail('failed', 'vendor_state_mismatch');
+      }
+      if (fromAnotherIssuer(iss, entry.grants.vendor.issuer)) {
+        denied(connection, 'issuer_mismatch');
+        return fail('failed', 'vendor_issuer_mismatch');
       }
       if (error !== undefined || code === undefined || code === '') {
         denied(connection, error === 'access_denied' ? 'denied_at_authorization_server' : 'authorization_error');
@@ -249,7 +271,7 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
     },
 
     async grants(request) {
-      const found = request.flowId !== undefined && RANDOM_VALUE.test(request.flowId) ? await flows.get(request.flowId) : undefined;
+      const found = request.cookie !== undefined && RANDOM_VALUE.test(request.cookie) ? await flows.get(request.cookie) : undefined;
       if (found?.kind === 'unavailable') return fail('unavailable', 'flow_store_unavailable', false);
       if (found?.kind !== 'found' || found.value.stage !== 'manage' || found.value.expiresAt <= now()) return signIn(undefined);
       const { user, csrf } = found.value;
@@ -271,8 +293,8 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
 
     async revoke(request) {
       if (crossOrigin(request)) return fail('failed', 'cross_origin_form', false);
-      if (request.flowId === undefined || !RANDOM_VALUE.test(request.flowId)) return fail('expired', 'no_flow_cookie');
-      const found = await flows.get(request.flowId);
+      if (request.cookie === undefined || !RANDOM_VALUE.test(request.cookie)) return fail('expired', 'no_flow_cookie');
+      const found = await flows.get(request.cookie);
       if (found.kind === 'unavailable') return fail('unavailable', 'flow_store_unavailable', false);
       if (found.kind === 'absent' || found.value.stage !== 'manage' || found.value.expiresAt <= now()) return fail('expired', 'no_manage_session');
       if (!sameSecret(found.value.csrf, request.params.csrf)) return fail('failed', 'csrf_mismatch', false);

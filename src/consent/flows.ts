@@ -7,31 +7,30 @@ import { createSealedRecords, type Lookup } from './records.js';
 const principal = z.object({ issuer: z.string(), subject: z.string() });
 
 /** The connection a consent link asked for: who, which route, for which MCP client. */
-const connection = z.object({
+export const connectionSchema = z.object({
   route: z.string(),
   principal,
   clientId: z.string().optional(),
   elicitationId: z.string(),
 });
 
+/** The stages after signing in (before, the browser holds the sign-in: sign-in.ts). */
 const flowSchema = z.discriminatedUnion('stage', [
-  /** Signing in at the gateway's own authorization server; no connection when the user manages their grants. */
-  z.object({ stage: z.literal('login'), expiresAt: z.number(), connection: connection.optional(), state: z.string(), nonce: z.string(), codeVerifier: z.string() }),
   /** Signed in as the link's principal; the consent page is shown. */
-  z.object({ stage: z.literal('consent'), expiresAt: z.number(), connection, csrf: z.string() }),
+  z.object({ stage: z.literal('consent'), expiresAt: z.number(), connection: connectionSchema, csrf: z.string() }),
   /** Allowed; at the upstream's authorization server. */
-  z.object({ stage: z.literal('vendor'), expiresAt: z.number(), connection, state: z.string(), codeVerifier: z.string() }),
+  z.object({ stage: z.literal('vendor'), expiresAt: z.number(), connection: connectionSchema, state: z.string(), codeVerifier: z.string() }),
   /** Signed in to see and revoke their own grants. */
   z.object({ stage: z.literal('manage'), expiresAt: z.number(), user: principal, csrf: z.string() }),
 ]);
 
 export type ConsentFlow = z.infer<typeof flowSchema>;
-export type Connection = z.infer<typeof connection>;
+export type Connection = z.infer<typeof connectionSchema>;
 
 /**
- * One browser's way through the consent pages, kept server-side (sealed, under an HMAC of the cookie value) so
- * the cookie holds only a random id. Each step takes the flow (single use) and stores the next stage, so a
- * replayed callback or form finds nothing.
+ * One signed-in browser's way through the consent pages, kept server-side (sealed, under an HMAC of the cookie
+ * value) so the cookie holds only a random id. Each step takes the flow (single use) and stores the next stage, so
+ * a replayed form or callback finds nothing. Only a sign-in creates one: anonymous visitors never write here.
  */
 export interface ConsentFlows {
   /** The new flow's id (the cookie value); `undefined` when the store did not take it. */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { keyedDigest, userGrantKey, userGrantPrefix } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import { z } from 'zod';
@@ -28,6 +29,13 @@ const grantSchema = z.object({
 /** One user's grant at one route's upstream authorization server. Holds tokens: never logged, stored sealed. */
 export type UserGrant = z.infer<typeof grantSchema>;
 
+/** A refresh lock held by its taker; releasing it never removes a lock another replica took after this one expired. */
+export interface RefreshLock {
+  release(): Promise<void>;
+}
+
+const LOCK_OWNER_BYTES = 16;
+
 /** Most grants an operator listing reads. */
 const MAX_LISTED_GRANTS = 100_000;
 
@@ -37,9 +45,8 @@ export interface GrantStore {
   remove(principal: Principal, route: string): Promise<boolean>;
   /** Every grant of the given routes (operators: `grants list`); `undefined` when the store cannot answer. */
   list(routes: readonly string[]): Promise<UserGrant[] | undefined>;
-  /** One refresh per grant across replicas: true for the caller that may refresh now. */
-  lockRefresh(principal: Principal, route: string, ttlMs: number): Promise<boolean>;
-  unlockRefresh(principal: Principal, route: string): Promise<void>;
+  /** One refresh per grant across replicas: the lock for the caller that may refresh now, else `undefined`. */
+  lockRefresh(principal: Principal, route: string, ttlMs: number): Promise<RefreshLock | undefined>;
   /** A keyed digest of the principal for audit lines and listings: correlates, reveals nothing. */
   digest(principal: Principal): string;
 }
@@ -77,9 +84,15 @@ export function createGrantStore(store: CacheStore, keySecret: Buffer): GrantSto
       }
       return grants;
     },
-    lockRefresh: (principal, route, ttlMs) => store.setIfAbsent(lockOf(principal, route), '1', ttlMs),
-    async unlockRefresh(principal, route) {
-      await store.delete(lockOf(principal, route));
+    async lockRefresh(principal, route, ttlMs) {
+      const key = lockOf(principal, route);
+      const owner = randomBytes(LOCK_OWNER_BYTES).toString('base64url');
+      if (!(await store.setIfAbsent(key, owner, ttlMs))) return undefined;
+      return {
+        async release() {
+          await store.deleteIfEquals(key, owner);
+        },
+      };
     },
     digest: (principal) => keyedDigest(keySecret, ['principal', principal.issuer, principal.subject]).slice(0, 22),
   };

@@ -13,6 +13,8 @@ export type LoginResult =
  * consent client, asymmetric algorithms only, nonce). The signed-in `iss` + `sub` is the user.
  */
 export interface OidcLogin {
+  /** The authorization server users sign in at. */
+  readonly issuer: string;
   start(redirectUri: string, state: string, nonce: string): Promise<AuthorizationRequest | undefined>;
   finish(code: string, codeVerifier: string, redirectUri: string, nonce: string): Promise<LoginResult>;
 }
@@ -33,6 +35,7 @@ export function createOidcLogin(flow: AuthorizationCodeFlow, clientId: string, t
   };
 
   return {
+    issuer: flow.issuer,
     start: (redirectUri, state, nonce) => flow.authorizationRequest({ redirectUri, state, nonce, scope: 'openid' }),
     async finish(code, codeVerifier, redirectUri, nonce) {
       const endpoints = await flow.endpoints();

@@ -8,7 +8,12 @@ export interface Page {
   readonly formTargets?: readonly string[];
 }
 
-/** Security headers of every consent page: nothing loads, nothing frames it, nothing leaks through Referer. */
+/**
+ * Security headers of every consent page: nothing loads, nothing frames it, nothing leaks through Referer to other
+ * origins. `same-origin`, not `no-referrer`: under `no-referrer` browsers send `Origin: null` with the page's own
+ * forms (Fetch, serializing a request origin), which hides that they came from the gateway's pages. Redirects to
+ * the authorization servers carry `no-referrer` themselves (plugin.ts).
+ */
 export function pageHeaders(page: Page): Record<string, string> {
   const formAction = ["'self'", ...(page.formTargets ?? [])].join(' ');
   return {
@@ -17,7 +22,7 @@ export function pageHeaders(page: Page): Record<string, string> {
     'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
     'x-frame-options': 'DENY',
     'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
+    'referrer-policy': 'same-origin',
   };
 }
 
@@ -48,8 +53,8 @@ function scopeList(scopes: readonly string[]): string {
 export interface ConsentView {
   /** Route display name (resource_name, else route name). */
   readonly name: string;
-  /** The upstream MCP server the grant is for. */
-  readonly upstream: string;
+  /** The MCP server the grant is for, as clients know it: the route's resource identifier (never its upstream URL). */
+  readonly resource: string;
   /** Issuer of the upstream's authorization server. */
   readonly vendor: string;
   readonly scopes: readonly string[];
@@ -71,7 +76,7 @@ export function consentPage(view: ConsentView): Page {
 <dl>
 <dt>Signed in as</dt><dd><code>${escapeHtml(view.user)}</code></dd>
 <dt>MCP client</dt><dd><code>${escapeHtml(view.clientId ?? '(unnamed)')}</code></dd>
-<dt>MCP server</dt><dd><code>${escapeHtml(view.upstream)}</code></dd>
+<dt>MCP server</dt><dd><code>${escapeHtml(view.resource)}</code></dd>
 <dt>Authorization server</dt><dd><code>${escapeHtml(view.vendor)}</code></dd>
 <dt>Access requested</dt><dd>${scopeList(view.scopes)}</dd>
 </dl>

@@ -70,6 +70,7 @@ export function registerConsentRoutes(app: FastifyInstance, options: ConsentRout
     if (answer.reason !== undefined) request.log.info({ reason: answer.reason }, 'consent page refused');
     if (answer.flowCookie !== undefined) void reply.header('set-cookie', answer.flowCookie === null ? cookie.clear() : cookie.set(answer.flowCookie));
     if (answer.redirect !== undefined) {
+      // The next page (an authorization server's, mostly) learns nothing of the URL this came from.
       return reply
         .code(request.method === 'POST' ? 303 : 302)
         .headers({ location: answer.redirect, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' })
@@ -90,7 +91,7 @@ export function registerConsentRoutes(app: FastifyInstance, options: ConsentRout
         const params = method === 'GET' ? queryOf(request) : formOf(request);
         if (params === undefined) return send(request, reply, { page: failurePage('failed'), reason: 'not_a_form' });
         const input: ConsentRequest = {
-          flowId: cookie.read(request.headers.cookie),
+          cookie: cookie.read(request.headers.cookie),
           params,
           origin: typeof request.headers.origin === 'string' ? request.headers.origin : undefined,
         };

@@ -18,25 +18,26 @@ export interface SealedRecords<T> {
   delete(key: string): Promise<boolean>;
 }
 
+/** The record `sealed` holds, when it opens under `key` (this key secret, sealed for this key) and fits `schema`. */
+export function openRecord<T>(sealer: ValueSealer, key: string, sealed: string, schema: z.ZodType<T>): T | undefined {
+  const text = sealer.open(key, sealed);
+  if (text === undefined) return undefined;
+  try {
+    const parsed = schema.safeParse(JSON.parse(text));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function createSealedRecords<T>(store: CacheStore, keySecret: Buffer, purpose: string, schema: z.ZodType<T>): SealedRecords<T> {
   const sealer: ValueSealer = createValueSealer(keySecret, purpose);
   const unavailable = () => store.status().state !== 'ready';
 
-  function open(key: string, sealed: string): T | undefined {
-    const text = sealer.open(key, sealed);
-    if (text === undefined) return undefined;
-    try {
-      const parsed = schema.safeParse(JSON.parse(text));
-      return parsed.success ? parsed.data : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
   async function get(key: string): Promise<Lookup<T>> {
     const sealed = await store.get(key);
     if (sealed === undefined) return unavailable() ? { kind: 'unavailable' } : { kind: 'absent' };
-    const value = open(key, sealed);
+    const value = openRecord(sealer, key, sealed, schema);
     // A value that does not open (another key secret, tampered with) counts as nothing.
     return value === undefined ? { kind: 'absent' } : { kind: 'found', value };
   }

@@ -9,6 +9,7 @@ import { createConsentFlows } from './flows.js';
 import { createGrantStore, type GrantStore } from './grant-store.js';
 import { createConsentLinks } from './links.js';
 import { createOidcLogin } from './oidc-login.js';
+import { createSignInSealer } from './sign-in.js';
 
 /** Everything user_oauth needs for one compiled config: the routes' grants and the consent pages. */
 export interface ConsentRuntime {
@@ -55,6 +56,7 @@ export function createConsentRuntime(config: CompiledConfig, services: ConsentSe
     consent.login.timeout,
   );
   const flows = createConsentFlows(services.store, services.keySecret);
-  const pages = createConsentPages({ publicUrl, login, flows, links, grants, routes, flowTtl: consent.linkTtl, audit, now });
+  const signIns = createSignInSealer(services.keySecret);
+  const pages = createConsentPages({ publicUrl, login, flows, signIns, links, grants, routes, flowTtl: consent.linkTtl, audit, now });
   return { pages, routes, grants };
 }

@@ -45,6 +45,8 @@ const REFRESH_BACKOFF_MS = 5_000;
 const REFRESH_BACKOFF_ENTRIES = 10_000;
 /** While another replica refreshes, how often the store is read again for its result. */
 const REFRESH_WAIT_POLL_MS = 100;
+/** The refresh lock's time beyond the token requests: the grant's re-read and write, each one store command. */
+const LOCK_STORE_MARGIN_MS = 1_000;
 
 type RefreshOutcome =
   | { readonly kind: 'refreshed'; readonly grant: UserGrant }
@@ -76,6 +78,9 @@ const NO_REQUEST: ElicitationRequest = { httpMethod: 'GET', protocolVersion: und
 
 export function createUserGrants(route: string, settings: UserOAuthSettings, deps: UserGrantsDeps): UserGrants {
   const { grants, audit, now } = deps;
+  // Twice the one token request a refresh makes under the lock (metadata is looked up before locking): a lock
+  // that expired mid-refresh would let another replica refresh with a refresh token this one is rotating.
+  const lockTtl = 2 * settings.timeout + LOCK_STORE_MARGIN_MS;
   const inFlight = new Map<string, Promise<RefreshOutcome>>();
   const backoff = new LRUCache<string, true>({ max: REFRESH_BACKOFF_ENTRIES, ttl: REFRESH_BACKOFF_MS, perf: { now } });
   const flightKey = (principal: Principal) => JSON.stringify([principal.issuer, principal.subject]);
@@ -123,8 +128,8 @@ export function createUserGrants(route: string, settings: UserOAuthSettings, dep
   /** Another replica holds the refresh lock: its result shows up in the store (or the grant disappears). */
   async function awaitRefreshElsewhere(principal: Principal, grant: UserGrant): Promise<RefreshOutcome> {
     if (!expired(grant, now())) return { kind: 'refreshed', grant };
-    // Bounded by count, not by the (injectable) clock: the other refresh cannot take longer than its timeout.
-    for (let waited = 0; waited < settings.timeout; waited += REFRESH_WAIT_POLL_MS) {
+    // Bounded by count, not by the (injectable) clock: the other refresh cannot hold its lock longer.
+    for (let waited = 0; waited < lockTtl; waited += REFRESH_WAIT_POLL_MS) {
       await new Promise((resolve) => setTimeout(resolve, REFRESH_WAIT_POLL_MS));
       const found = await grants.get(principal, route);
       if (found.kind === 'absent') return { kind: 'dropped' };
@@ -133,12 +138,23 @@ export function createUserGrants(route: string, settings: UserOAuthSettings, dep
     return { kind: 'unavailable', reason: 'refresh_in_progress_elsewhere' };
   }
 
-  async function refresh(principal: Principal, grant: UserGrant, refreshToken: string): Promise<RefreshOutcome> {
-    const digest = grants.digest(principal);
-    if (backoff.has(flightKey(principal))) return { kind: 'unavailable', reason: 'token_endpoint_backoff' };
-    if (!(await grants.lockRefresh(principal, route, settings.timeout + REFRESH_WAIT_POLL_MS))) {
-      return awaitRefreshElsewhere(principal, grant);
+  async function refreshFailed(principal: Principal, result: Extract<TokenRequestResult, { ok: false }>): Promise<RefreshOutcome> {
+    const reason = `token_endpoint_${result.failure}${result.status === undefined ? '' : `_${result.status}`}`;
+    audit({ action: 'refresh', route, principal: grants.digest(principal), outcome: 'failed', by: 'gateway', reason });
+    if (refreshLost(result)) {
+      await drop(principal, 'refresh_refused');
+      return { kind: 'dropped' };
     }
+    backoff.set(flightKey(principal), true);
+    return { kind: 'unavailable', reason };
+  }
+
+  async function refresh(principal: Principal, grant: UserGrant, refreshToken: string): Promise<RefreshOutcome> {
+    if (backoff.has(flightKey(principal))) return { kind: 'unavailable', reason: 'token_endpoint_backoff' };
+    // Metadata before the lock: its lookup (up to `timeout` per candidate URL) must not eat the lock's time.
+    if (!(await deps.vendor.endpoints())) return refreshFailed(principal, { ok: false, failure: 'network' });
+    const lock = await grants.lockRefresh(principal, route, lockTtl);
+    if (!lock) return awaitRefreshElsewhere(principal, grant);
     try {
       // Another replica may have refreshed between our read and our lock: its rotated refresh token is the only one
       // still valid (reusing the old one would make the server revoke the grant).
@@ -147,23 +163,14 @@ export function createUserGrants(route: string, settings: UserOAuthSettings, dep
       if (latest.kind === 'unavailable') return { kind: 'unavailable', reason: 'grant_store_unavailable' };
       if (latest.value.accessToken !== grant.accessToken) return { kind: 'refreshed', grant: latest.value };
       const result = await deps.vendor.refresh(refreshToken);
-      if (result.ok) {
-        const next = grantOf(principal, grant.clientId, result.token, grant);
-        const saved = await grants.save(next, storedFor(next));
-        // Not stored: this request still uses the new token, but the rotated refresh token is lost with it.
-        audit({ action: 'refresh', route, principal: digest, outcome: saved ? 'ok' : 'failed', by: 'gateway', ...(saved ? {} : { reason: 'store_write_failed' }) });
-        return { kind: 'refreshed', grant: next };
-      }
-      const reason = `token_endpoint_${result.failure}${result.status === undefined ? '' : `_${result.status}`}`;
-      audit({ action: 'refresh', route, principal: digest, outcome: 'failed', by: 'gateway', reason });
-      if (refreshLost(result)) {
-        await drop(principal, 'refresh_refused');
-        return { kind: 'dropped' };
-      }
-      backoff.set(flightKey(principal), true);
-      return { kind: 'unavailable', reason };
+      if (!result.ok) return await refreshFailed(principal, result);
+      const next = grantOf(principal, grant.clientId, result.token, grant);
+      const saved = await grants.save(next, storedFor(next));
+      // Not stored: this request still uses the new token, but the rotated refresh token is lost with it.
+      audit({ action: 'refresh', route, principal: grants.digest(principal), outcome: saved ? 'ok' : 'failed', by: 'gateway', ...(saved ? {} : { reason: 'store_write_failed' }) });
+      return { kind: 'refreshed', grant: next };
     } finally {
-      await grants.unlockRefresh(principal, route);
+      await lock.release();
     }
   }
 

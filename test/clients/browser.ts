@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's Chromium (`apt-get install chromium`): the run never downloads a browser. */
@@ -24,6 +25,7 @@ export interface Pages {
 }
 
 export async function launchChromium(): Promise<Pages> {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (tests drive Debian's, never a downloaded one)`);
   const browser: Browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
   const contexts = new Set<BrowserContext>();
   return {

@@ -62,16 +62,16 @@ describe('consent pages over HTTP', () => {
     expect(params.state).toMatch(/^[\w-]{43}$/);
     expect(params.nonce).toMatch(/^[\w-]{43}$/);
     expect(params.resource).toBeUndefined();
-    expect(response.headers['set-cookie']).toMatch(/^__Host-mcpgw-consent=[\w-]{43}; Path=\/; HttpOnly; SameSite=Lax; Secure; Max-Age=\d+$/);
+    expect(response.headers['set-cookie']).toMatch(/^__Host-mcpgw-consent=[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Secure; Max-Age=\d+$/);
     expect(response.headers['referrer-policy']).toBe('no-referrer');
   });
 
   it('http loopback public_url: a plain cookie name, SameSite=Lax, no Secure', async () => {
     const response = await gatewayFor('http://127.0.0.1:8080').app.inject({ method: 'GET', url: '/consent/grants' });
-    expect(response.headers['set-cookie']).toMatch(/^mcpgw-consent=[\w-]{43}; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
+    expect(response.headers['set-cookie']).toMatch(/^mcpgw-consent=[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
   });
 
-  it('every page is generic, framed by nothing, loads nothing: a malformed link', async () => {
+  it('every page is generic, framed by nothing, loads nothing, and tells other origins nothing through Referer (same-origin: its own forms keep a real Origin): a malformed link', async () => {
     const response = await gatewayFor('https://gw.example.test').app.inject({ method: 'GET', url: '/consent/connect?link=<script>alert(1)</script>' });
     expect(response.statusCode).toBe(400);
     expect(response.headers).toMatchObject({
@@ -79,6 +79,7 @@ describe('consent pages over HTTP', () => {
       'cache-control': 'no-store',
       'x-frame-options': 'DENY',
       'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      'referrer-policy': 'same-origin',
     });
     expect(response.body).toContain('Link expired');
     expect(response.body).not.toContain('<script>');

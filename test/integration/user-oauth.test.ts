@@ -1,8 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UrlElicitationRequiredError, type ElicitRequestURLParams } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
+import { SignJWT, decodeJwt, decodeProtectedHeader, importJWK, type JWK, type JWTPayload } from 'jose';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConsentBrowser, completeConsentHeadlessly } from '../../examples/demo/headless-consent.js';
 import { HeadlessOAuthClientProvider } from '../../examples/demo/headless-oauth-provider.js';
@@ -10,10 +12,12 @@ import { connectWithOAuth, type OAuthSession } from '../../examples/demo/oauth-s
 import { startNotes, type NotesServer } from '../../examples/notes/server.js';
 import { assembleGateway } from '../../src/assemble.js';
 import { devAuthServerOptionsFromConfig, startDevAuthServer, type DevAuthServer } from '../../src/authserver/index.js';
+import { consentKey } from '../../src/cache/cache-keys.js';
 import { createMemoryStore } from '../../src/cache/memory-store.js';
 import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
 import { createGrantStore, type UserGrant } from '../../src/consent/grant-store.js';
 import type { Gateway } from '../../src/server.js';
+import { launchChromium, type Pages } from '../clients/browser.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 import { compileOrThrow } from '../helpers/gateway.js';
 import { freePort } from '../helpers/net.js';
@@ -47,6 +51,9 @@ let gateway: Gateway;
 let gatewayUrl: string;
 let notesRoute: URL;
 let vendorOrigin: string;
+/** The gateway's authorization server's signing key: tests forge ID tokens only it could sign. */
+let keysDirectory: string;
+let signingKeysFile: string;
 const logs = captureLogs();
 
 /** Who the next sign-in is, at the gateway's authorization server; at the vendor it is `<user>-at-notes`. */
@@ -57,6 +64,10 @@ const now = () => Date.now() + clockOffset;
 
 /** The gateway's outgoing requests to the vendor: counted, observable, breakable. */
 const vendor = {
+  /** False: plays a vendor that never rotates refresh tokens (answers without one; the first one stays valid). */
+  rotates: true,
+  /** The refresh token the vendor really holds for each one it let the gateway keep (`rotates: false`). */
+  current: new Map<string, string>(),
   down: false,
   /** Rewrites a token endpoint answer (the vendor misbehaving). */
   rewrite: undefined as ((answer: Record<string, unknown>) => Record<string, unknown>) | undefined,
@@ -66,19 +77,90 @@ const vendor = {
   /** Every access and refresh token the vendor issued, for the scans. */
   tokens: new Set<string>(),
   revocations: 0,
+  /** Requests the test holds (the vendor stalling): each holds the first request it matches. */
+  holds: [] as VendorHold[],
 };
 
-const vendorFetch: typeof fetch = async (input, init) => {
+interface VendorHold {
+  readonly matches: (path: string, grantType: string | undefined) => boolean;
+  readonly reached: () => void;
+  readonly released: Promise<void>;
+  taken: boolean;
+}
+
+/** Holds the next vendor request `matches` picks until the test releases it; its arrival is an event to await. */
+function holdNextVendorRequest(matches: VendorHold['matches']): { readonly arrived: Promise<void>; release(): void } {
+  let reached: () => void = () => undefined;
+  const arrived = new Promise<void>((resolve) => (reached = resolve));
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  vendor.holds.push({ matches, reached, released, taken: false });
+  return { arrived, release };
+}
+
+/**
+ * Lets wall-clock time pass: a stall is the thing under test when Redis expires a lock by its own clock. Never used
+ * to wait for something to happen (that is always an awaited event).
+ */
+const stall = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const formOf = (init: RequestInit | undefined) =>
+  new URLSearchParams(typeof init?.body === 'string' || init?.body instanceof URLSearchParams ? init.body : undefined);
+
+/** Claims changed in the ID tokens of the gateway's sign-in (re-signed with its authorization server's own key). */
+let idTokenChange: ((claims: JWTPayload) => JWTPayload) | undefined;
+
+async function resignedIdToken(idToken: string, change: (claims: JWTPayload) => JWTPayload): Promise<string> {
+  const { keys } = JSON.parse(await readFile(signingKeysFile, 'utf8')) as { keys: JWK[] };
+  const { kid, typ } = decodeProtectedHeader(idToken);
+  return new SignJWT(change(decodeJwt(idToken)))
+    .setProtectedHeader({ alg: 'ES256', ...(kid === undefined ? {} : { kid }), ...(typ === undefined ? {} : { typ }) })
+    .sign(await importJWK(keys[0] ?? {}, 'ES256'));
+}
+
+/** The sign-in's token answers, their ID token re-signed with `idTokenChange`. */
+async function signInFetch(input: Parameters<typeof fetch>[0], init: RequestInit | undefined, url: URL): Promise<Response> {
+  const response = await fetch(input, init);
+  if (url.origin !== gatewayAs.issuer || url.pathname !== '/token' || !idTokenChange) return response;
+  const answer = (await response.json()) as Record<string, unknown>;
+  if (typeof answer.id_token === 'string') answer.id_token = await resignedIdToken(answer.id_token, idTokenChange);
+  return new Response(JSON.stringify(answer), { status: response.status, headers: { 'content-type': 'application/json' } });
+}
+
+/** A non-rotating vendor's view of a refresh request: the refresh token it really holds for the one sent. */
+function unrotated(init: RequestInit | undefined): RequestInit | undefined {
+  const form = formOf(init);
+  const sent = form.get('refresh_token');
+  const current = sent === null ? undefined : vendor.current.get(sent);
+  if (current === undefined) return init;
+  form.set('refresh_token', current);
+  return { ...init, body: form };
+}
+
+/** The gateway's outgoing requests: the vendor's counted, observable, breakable; the sign-in's ID tokens changeable. */
+const gatewayFetch: typeof fetch = async (input, init) => {
   const url = new URL(input instanceof Request ? input.url : input.toString());
-  if (url.origin !== vendorOrigin) return fetch(input, init);
+  if (url.origin !== vendorOrigin) return signInFetch(input, init, url);
   if (url.pathname === '/token') vendor.attempts += 1;
   if (vendor.down) throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) });
   if (url.pathname === '/token/revocation') vendor.revocations += 1;
-  const response = await fetch(input, init);
-  if (url.pathname !== '/token') return response;
-  vendor.grants.push(new URLSearchParams(typeof init?.body === 'string' || init?.body instanceof URLSearchParams ? init.body : undefined).get('grant_type') ?? '');
+  const grantType = url.pathname === '/token' ? (formOf(init).get('grant_type') ?? '') : undefined;
+  const hold = vendor.holds.find((candidate) => !candidate.taken && candidate.matches(url.pathname, grantType));
+  if (hold) {
+    hold.taken = true;
+    hold.reached();
+    await hold.released;
+  }
+  const response = await fetch(input, grantType === 'refresh_token' && !vendor.rotates ? unrotated(init) : init);
+  if (grantType === undefined) return response;
+  vendor.grants.push(grantType);
   const answer = (await response.json()) as Record<string, unknown>;
   for (const name of ['access_token', 'refresh_token']) if (typeof answer[name] === 'string') vendor.tokens.add(answer[name]);
+  const sent = formOf(init).get('refresh_token');
+  if (!vendor.rotates && sent !== null && typeof answer.refresh_token === 'string') {
+    vendor.current.set(sent, answer.refresh_token);
+    delete answer.refresh_token;
+  }
   const rewritten = vendor.rewrite ? vendor.rewrite(answer) : answer;
   return new Response(JSON.stringify(rewritten), { status: response.status, headers: { 'content-type': 'application/json' } });
 };
@@ -140,7 +222,9 @@ beforeAll(async () => {
   echo.respondWith(jsonRpcEcho);
   yaml = configYaml(ports, echo.url);
   const config = compileOrThrow(yaml, ENV);
-  gatewayAs = await startDevAuthServer({ ...devAuthServerOptionsFromConfig(config, { autoApprove: true }), signInAs: () => user });
+  keysDirectory = await mkdtemp(join(tmpdir(), 'user-oauth-keys-'));
+  signingKeysFile = join(keysDirectory, 'gateway-as.json');
+  gatewayAs = await startDevAuthServer({ ...devAuthServerOptionsFromConfig(config, { autoApprove: true }), signingKeysFile, signInAs: () => user });
   const vendorIssuer = `http://127.0.0.1:${ports.vendor}`;
   vendorAs = await startDevAuthServer({
     ...devAuthServerOptionsFromConfig(config, { autoApprove: true, issuer: vendorIssuer }),
@@ -148,7 +232,7 @@ beforeAll(async () => {
   });
   vendorOrigin = vendorAs.issuer;
   notes = await startNotes({ port: ports.notes, issuer: vendorAs.issuer, jwksUri: vendorAs.jwksUri, resource: `http://127.0.0.1:${ports.notes}/mcp` });
-  gateway = assembleGateway(config, { logger: logs.logger, fetch: vendorFetch, now });
+  gateway = assembleGateway(config, { logger: logs.logger, fetch: gatewayFetch, now });
   await gateway.app.listen({ host: '127.0.0.1', port: ports.gateway });
   await gateway.warm();
   gatewayUrl = `http://127.0.0.1:${ports.gateway}`;
@@ -161,11 +245,14 @@ afterAll(async () => {
   await Promise.all([notes.close(), echo.close(), gatewayAs.close(), vendorAs.close()]);
   raw.disconnect();
   await redis.stop();
+  await rm(keysDirectory, { recursive: true, force: true });
 });
 
 beforeEach(() => {
-  Object.assign(vendor, { down: false, rewrite: undefined, revocations: 0, attempts: 0 });
+  Object.assign(vendor, { down: false, rewrite: undefined, revocations: 0, attempts: 0, rotates: true });
+  idTokenChange = undefined;
   vendor.grants.length = 0;
+  vendor.holds.length = 0;
   clockOffset = 0;
 });
 
@@ -311,6 +398,61 @@ describe('user_oauth: URL elicitation, consent, first call (SDK client with URL 
     expect(vendor.grants).toEqual([]);
   });
 
+  it('the consent page names the MCP server by its name and public resource identifier, never by its internal upstream URL', async () => {
+    const elicitation = await elicited(clientOf('yusuf'));
+    const browser = new ConsentBrowser();
+    await browser.walk(new URL(elicitation.url), { decision: 'allow', stopBefore: (next) => next.pathname === '/consent/decide' });
+    const html = browser.page?.html ?? '';
+    expect(html).toContain('<h1>Connect Notes</h1>');
+    expect(html).toContain(`<dt>MCP server</dt><dd><code>${gatewayUrl}/notes/mcp</code></dd>`);
+    expect(html).not.toContain(new URL(notes.url).host);
+  });
+
+  it('a login callback carrying error= with the wrong state is a state mismatch: no "refused" denial is recorded for the victim\'s link', async () => {
+    const elicitation = await elicited(clientOf('vera'));
+    const browser = new ConsentBrowser();
+    const stopped = await browser.walk(new URL(elicitation.url), { decision: 'allow', stopBefore: (next) => next.pathname === '/consent/login/callback' });
+    if (stopped.kind !== 'stopped') throw new Error('never reached the login callback');
+    const forged = new URL(`${gatewayUrl}/consent/login/callback?error=access_denied&state=${'x'.repeat(43)}`);
+    const audited = auditLines().length;
+    expect(await browser.walk(forged, { decision: 'allow' })).toMatchObject({ kind: 'page', status: 400, heading: 'Not connected' });
+    expect(auditLines().slice(audited)).toEqual([]);
+    expect(logs.lines.filter((line) => line.includes('consent page refused')).at(-1)).toContain('"reason":"login_state_mismatch"');
+  });
+
+  it.each([
+    ['/consent/login/callback', 'the vendor\'s', 'Not connected', () => vendorAs.issuer],
+    ['/consent/callback', 'the gateway\'s', 'Not connected', () => gatewayAs.issuer],
+    ['/consent/login/callback', 'no', 'Connected', () => undefined],
+    ['/consent/callback', 'no', 'Connected', () => undefined],
+  ])('RFC 9207: an authorization response at %s naming %s issuer → "%s"', async (path, _whose, heading, iss) => {
+    const who = `wanda-${heading.length}-${path.length}`;
+    const elicitation = await elicited(clientOf(who));
+    const browser = new ConsentBrowser();
+    const stopped = await browser.walk(new URL(elicitation.url), { decision: 'allow', stopBefore: (next) => next.pathname === path });
+    if (stopped.kind !== 'stopped') throw new Error(`never reached ${path}`);
+    const issuer = iss();
+    if (issuer === undefined) stopped.next.searchParams.delete('iss');
+    else stopped.next.searchParams.set('iss', issuer);
+    const result = await browser.walk(stopped.next, { decision: 'allow' });
+    expect(result).toMatchObject({ kind: 'page', heading });
+    expect((await grantOf(who)) !== undefined).toBe(heading === 'Connected');
+  });
+
+  it('both authorization servers name themselves in their authorization responses (RFC 9207 iss), so the check above applies', async () => {
+    const elicitation = await elicited(clientOf('xavier'));
+    const seen: URL[] = [];
+    const noteCallbacks = (next: URL) => {
+      if (next.pathname.endsWith('/callback')) seen.push(next);
+      return false;
+    };
+    await new ConsentBrowser().walk(new URL(elicitation.url), { decision: 'allow', stopBefore: noteCallbacks });
+    expect(seen.map((url) => [url.pathname, url.searchParams.get('iss')])).toEqual([
+      ['/consent/login/callback', gatewayAs.issuer],
+      ['/consent/callback', vendorAs.issuer],
+    ]);
+  });
+
   it('a vendor code issued for another principal\'s flow is refused (PKCE): no grant for either', async () => {
     const atCallback = (next: URL) => next.pathname === '/consent/callback';
     const erinLink = await elicited(clientOf('erin'));
@@ -343,6 +485,192 @@ describe('user_oauth: URL elicitation, consent, first call (SDK client with URL 
     expect(consent).toMatchObject({ status: 400, heading: 'Not connected' });
     expect(await grantOf('grace')).toBeUndefined();
     expect(auditLines().at(-1)).toMatchObject({ action: 'grant', outcome: 'failed', reason });
+  });
+});
+
+describe('user_oauth: each check of the consent forms and the sign-in refuses on its own', () => {
+  /** Where a cross-origin form comes from, and who is tested with it (one user per case: a grant ends elicitation). */
+  const FOREIGN_ORIGINS = [
+    ['another site', 'https://evil.example', 'quinn'],
+    ['another origin of the same site', 'http://127.0.0.1:1', 'quincy'],
+  ];
+
+  /** A browser at the consent page of a fresh link for `who`: the form's CSRF token and where it posts. */
+  async function atConsentPage(who: string): Promise<{ browser: ConsentBrowser; csrf: string; decide: URL }> {
+    const elicitation = await elicited(clientOf(who));
+    const browser = new ConsentBrowser();
+    const stopped = await browser.walk(new URL(elicitation.url), { decision: 'allow', stopBefore: (next) => next.pathname === '/consent/decide' });
+    if (stopped.kind !== 'stopped') throw new Error('the consent page was not shown');
+    return { browser, csrf: /name="csrf" value="([^"]+)"/.exec(browser.page?.html ?? '')?.[1] ?? '', decide: stopped.next };
+  }
+
+  const formPost = (fields: Record<string, string>, origin: string): RequestInit => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+    body: new URLSearchParams(fields).toString(),
+  });
+
+  it.each([
+    ['Allow', 'a wrong CSRF token', { csrf: 'y'.repeat(43) }],
+    ['Allow', 'no CSRF token', {}],
+    ['Deny', 'a wrong CSRF token', { csrf: 'y'.repeat(43) }],
+    ['Deny', 'no CSRF token', {}],
+  ])('%s with %s → 400 "Not connected": no vendor redirect, nothing connected, no denial recorded', async (button, _case, fields: Record<string, string>) => {
+    const { browser, decide } = await atConsentPage('paul');
+    const audited = auditLines().length;
+    const result = await browser.submit(decide, { ...fields, decision: button.toLowerCase() }, { decision: 'allow' });
+    expect(result).toMatchObject({ kind: 'page', status: 400, heading: 'Not connected' });
+    expect(result.kind === 'page' && result.visited.some((url) => url.startsWith(vendorAs.issuer))).toBe(false);
+    expect(vendor.grants).toEqual([]);
+    expect(await grantOf('paul')).toBeUndefined();
+    expect(auditLines().slice(audited)).toEqual([]);
+  });
+
+  it.each(FOREIGN_ORIGINS)('Allow from %s (right CSRF token and cookie) → 400, the flow untouched: the same form from the page then connects', async (_case, origin, who) => {
+    const { browser, csrf, decide } = await atConsentPage(who);
+    const crossOrigin = await browser.walk(decide, { decision: 'allow' }, formPost({ csrf, decision: 'allow' }, origin));
+    expect(crossOrigin).toMatchObject({ kind: 'page', status: 400, heading: 'Not connected' });
+    expect(vendor.grants).toEqual([]);
+    expect(await browser.submit(decide, { csrf, decision: 'allow' }, { decision: 'allow' })).toMatchObject({ kind: 'page', heading: 'Connected' });
+    expect(vendor.grants).toEqual(['authorization_code']);
+  });
+
+  it('Deny from another site (right CSRF token and cookie) → 400, no denial recorded', async () => {
+    const { browser, csrf, decide } = await atConsentPage('quentin');
+    const audited = auditLines().length;
+    expect(await browser.walk(decide, { decision: 'deny' }, formPost({ csrf, decision: 'deny' }, 'https://evil.example'))).toMatchObject({ status: 400 });
+    expect(auditLines().slice(audited)).toEqual([]);
+  });
+
+  it('Origin: null (the browser hides the page\'s origin) with the right CSRF token and cookie → Connected: the token is the protection', async () => {
+    const { browser, csrf, decide } = await atConsentPage('rosa');
+    expect(await browser.walk(decide, { decision: 'allow' }, formPost({ csrf, decision: 'allow' }, 'null'))).toMatchObject({ kind: 'page', heading: 'Connected' });
+    expect(await grantOf('rosa')).toBeDefined();
+  });
+
+  it.each(FOREIGN_ORIGINS)('Disconnect from %s (right CSRF token and cookie) → 400, the grant kept: the same form from the page then revokes', async (_case, origin, who) => {
+    const sven = `${who}-sven`;
+    await connected(sven);
+    const browser = new ConsentBrowser();
+    await browser.walk(new URL(`${gatewayUrl}/consent/grants`), { decision: 'deny' });
+    const csrf = /name="csrf" value="([^"]+)"/.exec(browser.page?.html ?? '')?.[1] ?? '';
+    const revokeUrl = new URL(`${gatewayUrl}/consent/grants/revoke`);
+    expect(await browser.walk(revokeUrl, { decision: 'deny' }, formPost({ csrf, route: 'notes', decision: 'revoke' }, origin))).toMatchObject({ status: 400 });
+    expect(await grantOf(sven)).toBeDefined();
+    expect(vendor.revocations).toBe(0);
+    expect(await browser.submit(revokeUrl, { csrf, route: 'notes', decision: 'revoke' }, { decision: 'deny' })).toMatchObject({ heading: 'Connected accounts' });
+    expect(await grantOf(sven)).toBeUndefined();
+  });
+
+  it.each([
+    ['its claims unchanged (the control: re-signing alone is accepted)', 'Connected', 'tara', (claims: JWTPayload) => claims],
+    ['a wrong nonce', 'Not connected', 'tamsin', (claims: JWTPayload) => ({ ...claims, nonce: 'n'.repeat(43) })],
+    ['another audience', 'Not connected', 'tobias', (claims: JWTPayload) => ({ ...claims, aud: 'another-client' })],
+  ])('an ID token signed by the gateway\'s authorization server with %s → "%s"', async (_case, heading, who, change) => {
+    const elicitation = await elicited(clientOf(who));
+    idTokenChange = change;
+    const consent = await completeConsentHeadlessly(new URL(elicitation.url), { decision: 'allow' });
+    const accepted = heading === 'Connected';
+    expect(consent).toMatchObject({ status: accepted ? 200 : 400, heading });
+    expect(consent.visited.some((url) => url.startsWith(vendorAs.issuer))).toBe(accepted);
+    if (!accepted) expect(logs.lines.filter((line) => line.includes('consent page refused')).at(-1)).toContain('"reason":"login_invalid_id_token"');
+    expect((await grantOf(who)) !== undefined).toBe(accepted);
+  });
+
+  it('one consent link opened 8 times at once (tabs, link previews) → exactly one sign-in; the others "Link expired"', async () => {
+    const elicitation = await elicited(clientOf('ugo'));
+    const link = new URL(elicitation.url).searchParams.get('link') ?? '';
+    const linkKey = consentKey(Buffer.from(KEY_SECRET), 'link', link);
+    const opened = 8;
+    // Every redemption reads the link before any of them can delete it: only the single use of the delete decides.
+    let reads = 0;
+    let allRead: () => void = () => undefined;
+    const together = new Promise<void>((resolve) => (allRead = resolve));
+    const inner = await connectedStore();
+    const racing: RedisStore = {
+      ...inner,
+      get: async (key) => {
+        if (key === linkKey && ++reads === opened) allRead();
+        if (key === linkKey) await together;
+        return inner.get(key);
+      },
+    };
+    const replica = assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: racing });
+    try {
+      const answers = await Promise.all(Array.from({ length: opened }, () => replica.app.inject({ method: 'GET', url: `/consent/connect?link=${link}` })));
+      expect(answers.filter((answer) => answer.statusCode === 302).map((answer) => new URL(answer.headers.location as string).origin)).toEqual([gatewayAs.issuer]);
+      expect(answers.filter((answer) => answer.statusCode === 400 && answer.body.includes('Link expired'))).toHaveLength(opened - 1);
+    } finally {
+      await replica.close();
+    }
+  });
+});
+
+describe('user_oauth in a real browser (Debian\'s Chromium, as .ci/run installs it)', () => {
+  let chromium: Pages | undefined;
+
+  beforeAll(async () => {
+    chromium = await launchChromium();
+  });
+  afterAll(() => chromium?.close());
+
+  /** Clicks a form button; the POST it sent (with every header Chromium put on it) once the next page has loaded. */
+  async function submitForm(page: Page, button: string) {
+    const [post] = await Promise.all([page.waitForRequest((request) => request.method() === 'POST'), page.waitForEvent('load'), page.click(button)]);
+    return { origin: (await post.allHeaders()).origin, status: (await post.response())?.status(), heading: await page.locator('h1').textContent() };
+  }
+
+  it('Allow, then Disconnect, in Chromium: both forms carry the gateway\'s Origin; Connected, the first call works, then the grant is gone', async () => {
+    const provider = clientOf('rita');
+    const elicitation = await elicited(provider);
+    const page = await (chromium as Pages).newPage();
+    user = 'rita';
+    await page.goto(elicitation.url);
+    expect(await page.locator('h1').textContent()).toBe('Connect Notes');
+    expect(await submitForm(page, 'button[value=allow]')).toEqual({ origin: gatewayUrl, status: 303, heading: 'Connected' });
+    expect(new URL(page.url()).pathname).toBe('/consent/callback');
+    expect(await callText(await connect(provider), 'list_notes')).toBe('(no notes)');
+
+    await page.goto(`${gatewayUrl}/consent/grants`);
+    expect(await page.locator('h1').textContent()).toBe('Connected accounts');
+    expect(await submitForm(page, 'button[value=revoke]')).toEqual({ origin: gatewayUrl, status: 303, heading: 'Connected accounts' });
+    expect(await page.locator('body').textContent()).toContain('No connected accounts');
+    expect(vendor.revocations).toBe(1);
+    expect(await grantOf('rita')).toBeUndefined();
+  });
+
+  it('signing in through the development authorization server\'s own pages (no auto-approve): its forms carry its Origin; Sign in, Approve, then the grants page', async () => {
+    const [asPort, gatewayPort] = [await freePort(), await freePort()];
+    const issuer = `http://127.0.0.1:${asPort}`;
+    const config = compileOrThrow(
+      `
+public_url: http://127.0.0.1:${gatewayPort}
+consent:
+  login: { client_id: gateway-consent, client_secret: "\${env:CONSENT_SECRET}" }
+routes:
+  - name: notes
+    path: /notes/mcp
+    upstream:
+      url: http://127.0.0.1:1/mcp
+      auth: { type: user_oauth, issuer: ${vendorAs.issuer}, client_id: gateway-at-notes, scope: [notes:read], resource: http://127.0.0.1:1/mcp }
+    authorization_servers: [${issuer}]
+    tokens: { jwt: { issuer: ${issuer}, algorithms: [ES256] } }
+`,
+      ENV,
+    );
+    const manual = await startDevAuthServer(devAuthServerOptionsFromConfig(config, { autoApprove: false }));
+    const own = assembleGateway(config, { logger: logs.logger, cache: createMemoryStore() });
+    try {
+      await own.app.listen({ host: '127.0.0.1', port: gatewayPort });
+      const page = await (chromium as Pages).newPage();
+      await page.goto(`http://127.0.0.1:${gatewayPort}/consent/grants`);
+      expect(await page.locator('h1').textContent()).toBe('Sign in');
+      expect(await submitForm(page, 'button:text("Sign in as demo-user")')).toMatchObject({ origin: issuer, heading: 'Authorize gateway-consent' });
+      expect(await submitForm(page, 'button:text("Approve")')).toMatchObject({ origin: issuer, heading: 'Connected accounts' });
+    } finally {
+      await own.close();
+      await manual.close();
+    }
   });
 });
 
@@ -450,7 +778,7 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
   it('refresh before expiry: one refresh however many concurrent calls, across two gateway replicas; the refresh token rotates', async () => {
     const { session } = await connected('ivan');
     const before = await grantOf('ivan');
-    const replica = assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: await connectedStore() });
+    const replica = assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: await connectedStore() });
     try {
       await replica.warm();
       clockOffset = DEV_TOKEN_TTL_MS - 30_000;
@@ -477,7 +805,7 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
     const token = [...gatewayTokens].at(-1) ?? '';
     const sessionId = session.transport.sessionId ?? '';
     const replicas = await Promise.all(
-      [0, 1].map(async () => assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: await connectedStore() })),
+      [0, 1].map(async () => assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: await connectedStore() })),
     );
     try {
       await Promise.all(replicas.map((replica) => replica.warm()));
@@ -512,8 +840,8 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
       },
     };
     const [a, b] = [
-      assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: await connectedStore() }),
-      assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: vendorFetch, now, cache: held }),
+      assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: await connectedStore() }),
+      assembleGateway(compileOrThrow(yaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: held }),
     ];
     try {
       await Promise.all([a.warm(), b.warm()]);
@@ -528,6 +856,56 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
       expect(vendor.grants).toEqual(['refresh_token']);
       expect(await grantOf('iris')).toBeDefined();
     } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('the vendor stalls a refresh past timeout + 100 ms (metadata, then the token request, each within its timeout): the lock still holds, the second replica waits for the result; exactly one refresh', async () => {
+    const { session } = await connected('uma');
+    const token = [...gatewayTokens].at(-1) ?? '';
+    const sessionId = session.transport.sessionId ?? '';
+    const timeoutMs = 3_000;
+    const slowYaml = yaml.replaceAll('        scope: [notes:read]\n', `        scope: [notes:read]\n        timeout: ${timeoutMs}ms\n`);
+    // Replica B's attempt to take the refresh lock, observed.
+    const inner = await connectedStore();
+    let tried: (taken: boolean) => void = () => undefined;
+    const lockAttempt = new Promise<boolean>((resolve) => (tried = resolve));
+    const observed: RedisStore = {
+      ...inner,
+      setIfAbsent: async (key, value, ttlMs) => {
+        const taken = await inner.setIfAbsent(key, value, ttlMs);
+        if (key.startsWith('grant-refresh:')) tried(taken);
+        return taken;
+      },
+    };
+    const [a, b] = [
+      assembleGateway(compileOrThrow(slowYaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: await connectedStore() }),
+      assembleGateway(compileOrThrow(slowYaml, ENV), { logger: logs.logger, fetch: gatewayFetch, now, cache: observed }),
+    ];
+    // Fresh replicas: A's refresh starts with a metadata lookup.
+    const metadata = holdNextVendorRequest((path) => path.startsWith('/.well-known/'));
+    const refresh = holdNextVendorRequest((path, grantType) => path === '/token' && grantType === 'refresh_token');
+    try {
+      await Promise.all([a.warm(), b.warm()]);
+      clockOffset = DEV_TOKEN_TTL_MS + 1_000;
+      vendor.grants.length = 0;
+      const first = listNotesThrough(a, token, sessionId);
+      // Each half stays within its request's timeout; together they outlast timeout + 100 ms.
+      await metadata.arrived;
+      await stall(timeoutMs / 2 + 100);
+      metadata.release();
+      await refresh.arrived;
+      await stall(timeoutMs / 2 + 100);
+      const second = listNotesThrough(b, token, sessionId);
+      expect(await lockAttempt).toBe(false);
+      refresh.release();
+      expect((await first).statusCode).toBe(200);
+      expect((await second).statusCode).toBe(200);
+      expect(vendor.grants).toEqual(['refresh_token']);
+      expect(await grantOf('uma')).toBeDefined();
+    } finally {
+      metadata.release();
+      refresh.release();
       await Promise.all([a.close(), b.close()]);
     }
   });
@@ -570,6 +948,22 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
     await elicited(provider);
   });
 
+  it('a refresh answer without refresh_token (a vendor that does not rotate) keeps the old one (RFC 6749 §6): the next refresh succeeds with it', async () => {
+    const { session } = await connected('xena');
+    const before = await grantOf('xena');
+    vendor.rotates = false;
+    vendor.grants.length = 0;
+    clockOffset = DEV_TOKEN_TTL_MS + 1_000;
+    expect(await callText(session, 'list_notes')).toBe('(no notes)');
+    const refreshed = await grantOf('xena');
+    expect(refreshed?.accessToken).not.toBe(before?.accessToken);
+    expect(refreshed?.refreshToken).toBe(before?.refreshToken);
+    clockOffset += DEV_TOKEN_TTL_MS + 1_000;
+    expect(await callText(session, 'list_notes')).toBe('(no notes)');
+    expect(vendor.grants).toEqual(['refresh_token', 'refresh_token']);
+    expect((await grantOf('xena'))?.refreshToken).toBe(before?.refreshToken);
+  });
+
   it('the upstream answers 401 (vendor token refused) → 502, the grant is dropped, the next request elicits again', async () => {
     const { session, provider } = await connected('leo');
     notes.refuseTokensOf('leo-at-notes');
@@ -605,20 +999,16 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
     await elicited(provider);
   });
 
-  it('a revoke form without the CSRF token, or from another origin, changes nothing', async () => {
+  it('a revoke form with a wrong CSRF token or none changes nothing (another origin: see "Disconnect from")', async () => {
     await connected('nina');
     user = 'nina';
     const browser = new ConsentBrowser();
     await browser.walk(new URL(`${gatewayUrl}/consent/grants`), { decision: 'deny' });
     const revokeUrl = new URL(`${gatewayUrl}/consent/grants/revoke`);
     expect(await browser.submit(revokeUrl, { csrf: 'y'.repeat(43), route: 'notes' }, { decision: 'deny' })).toMatchObject({ status: 400 });
-    const crossSite = await browser.walk(revokeUrl, { decision: 'deny' }, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
-      body: 'route=notes',
-    });
-    expect(crossSite).toMatchObject({ status: 400 });
+    expect(await browser.submit(revokeUrl, { route: 'notes' }, { decision: 'deny' })).toMatchObject({ status: 400 });
     expect(await grantOf('nina')).toBeDefined();
+    expect(vendor.revocations).toBe(0);
   });
 });
 
@@ -652,6 +1042,17 @@ describe('user_oauth: operators and what is stored', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('1,000 anonymous consent GETs (grants page, links, both callbacks) store nothing: a sign-in in progress travels sealed in the cookie', async () => {
+    const keys = async () => (await raw.keys(`${keyPrefix}*`)).length;
+    const before = await keys();
+    const paths = ['/consent/grants', `/consent/connect?link=${'l'.repeat(43)}`, '/consent/login/callback?code=c&state=s', '/consent/callback?code=c&state=s'];
+    for (let round = 0; round < 10; round += 1) {
+      const answers = await Promise.all(Array.from({ length: 100 }, (_, index) => gateway.app.inject({ method: 'GET', url: paths[index % paths.length] ?? '' })));
+      expect(answers.filter((answer) => answer.statusCode === 302)).toHaveLength(25);
+    }
+    expect(await keys()).toBeLessThanOrEqual(before);
   });
 
   it('H1 nothing readable in Redis and no token in any log line: keys and values hold no user, route, link or token', async () => {

@@ -99,6 +99,7 @@ function countingReads(inner: RedisStore): { store: CacheStore; reads: () => num
     set: (key, value, ttlMs) => inner.set(key, value, ttlMs),
     delete: (key) => inner.delete(key),
     setIfAbsent: (key, value, ttlMs) => inner.setIfAbsent(key, value, ttlMs),
+    deleteIfEquals: (key, value) => inner.deleteIfEquals(key, value),
     scan: (prefix, limit) => inner.scan(prefix, limit),
     takeToken: (key, bucket, nowMs) => inner.takeToken(key, bucket, nowMs),
     status: () => inner.status(),

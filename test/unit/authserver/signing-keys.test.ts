@@ -51,7 +51,18 @@ describe('loadOrCreateSigningKeys', () => {
 
 describe('defaultSigningKeysFile', () => {
   it('lives in the user cache directory', () => {
-    expect(defaultSigningKeysFile({ XDG_CACHE_HOME: '/home/u/.cache-x' })).toBe('/home/u/.cache-x/mcp-auth-gateway/dev-auth-server-signing-keys.json');
-    expect(defaultSigningKeysFile({})).toMatch(/\.cache\/mcp-auth-gateway\/dev-auth-server-signing-keys\.json$/);
+    expect(defaultSigningKeysFile('http://127.0.0.1:9000', { XDG_CACHE_HOME: '/home/u/.cache-x' })).toBe(
+      '/home/u/.cache-x/mcp-auth-gateway/dev-auth-server-signing-keys-127.0.0.1-9000.json',
+    );
+    expect(defaultSigningKeysFile('http://127.0.0.1:9000', {})).toMatch(/\.cache\/mcp-auth-gateway\/dev-auth-server-signing-keys-127\.0\.0\.1-9000\.json$/);
+  });
+
+  it('one file per issuer (host and port): the gateway\'s and a vendor\'s development servers never share a key', () => {
+    const env = { XDG_CACHE_HOME: '/c' };
+    const files = ['http://127.0.0.1:9000', 'http://127.0.0.1:9100', 'http://localhost:9000', 'https://as.example.test', 'http://[::1]:9000'].map(
+      (issuer) => defaultSigningKeysFile(issuer, env),
+    );
+    expect(new Set(files).size).toBe(files.length);
+    expect(files.slice(3)).toEqual(['/c/mcp-auth-gateway/dev-auth-server-signing-keys-as.example.test-443.json', '/c/mcp-auth-gateway/dev-auth-server-signing-keys-___1_-9000.json']);
   });
 });

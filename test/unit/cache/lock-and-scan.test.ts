@@ -57,6 +57,26 @@ describe('CacheStore.setIfAbsent', () => {
   });
 });
 
+describe('CacheStore.deleteIfEquals', () => {
+  it.each(backends)('%s: deletes the key only while it holds the given value', async (name, backend) => {
+    const store = backend();
+    const key = `owned:${name}`;
+    expect(await store.setIfAbsent(key, 'owner-a', 10_000)).toBe(true);
+    expect(await store.deleteIfEquals(key, 'owner-b')).toBe(false);
+    expect(await store.get(key)).toBe('owner-a');
+    expect(await store.deleteIfEquals(key, 'owner-a')).toBe(true);
+    expect(await store.get(key)).toBeUndefined();
+    expect(await store.deleteIfEquals(key, 'owner-a')).toBe(false);
+  });
+
+  it('redis: a value replaced by another replica is not deleted by the first owner', async () => {
+    expect(await redisStore.set('owned:replaced', 'owner-a', 10_000)).toBe(true);
+    expect(await replica.set('owned:replaced', 'owner-b', 10_000)).toBe(true);
+    expect(await redisStore.deleteIfEquals('owned:replaced', 'owner-a')).toBe(false);
+    expect(await replica.get('owned:replaced')).toBe('owner-b');
+  });
+});
+
 describe('CacheStore.scan', () => {
   it.each(backends)('%s: every key with the prefix (without the store prefix), none other, at most the limit', async (name, backend) => {
     const store = backend();

@@ -57,10 +57,24 @@ describe('grant store', () => {
 
   it('one refresh lock per grant', async () => {
     const grants = createGrantStore(createMemoryStore(), KEY_SECRET);
-    expect(await grants.lockRefresh(ALICE, 'notes', 1_000)).toBe(true);
-    expect(await grants.lockRefresh(ALICE, 'notes', 1_000)).toBe(false);
-    expect(await grants.lockRefresh(BOB, 'notes', 1_000)).toBe(true);
-    await grants.unlockRefresh(ALICE, 'notes');
-    expect(await grants.lockRefresh(ALICE, 'notes', 1_000)).toBe(true);
+    const lock = await grants.lockRefresh(ALICE, 'notes', 1_000);
+    expect(lock).toBeDefined();
+    expect(await grants.lockRefresh(ALICE, 'notes', 1_000)).toBeUndefined();
+    expect(await grants.lockRefresh(BOB, 'notes', 1_000)).toBeDefined();
+    await lock?.release();
+    expect(await grants.lockRefresh(ALICE, 'notes', 1_000)).toBeDefined();
+  });
+
+  it('a refresh lock that expired and was taken by another replica is not released by its first holder', async () => {
+    let now = 1_000_000;
+    const grants = createGrantStore(createMemoryStore({ now: () => now }), KEY_SECRET);
+    const first = await grants.lockRefresh(ALICE, 'notes', 1_000);
+    now += 1_001;
+    const second = await grants.lockRefresh(ALICE, 'notes', 1_000);
+    expect(second).toBeDefined();
+    await first?.release();
+    expect(await grants.lockRefresh(ALICE, 'notes', 1_000)).toBeUndefined();
+    await second?.release();
+    expect(await grants.lockRefresh(ALICE, 'notes', 1_000)).toBeDefined();
   });
 });
