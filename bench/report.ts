@@ -1,5 +1,5 @@
 import type { ResultRow } from './results.js';
-import type { SpecialResults, TargetResult } from './targets.js';
+import { NOT_MEASURED, type SpecialResults, type TargetResult } from './targets.js';
 
 const MODE_LABELS: Readonly<Record<string, string>> = {
   c1: '1 conn',
@@ -60,10 +60,13 @@ export function formatSpecial(special: SpecialResults): string {
   return lines.join('\n');
 }
 
+function verdict({ met, value }: TargetResult): string {
+  if (met === null) return value === NOT_MEASURED ? '[ n/a ]' : '[ --- ]';
+  return met ? '[ met ]' : '[ NOT ]';
+}
+
 export function formatTargets(targets: readonly TargetResult[]): string {
-  return targets
-    .map((target) => `${target.met === null ? '[ n/a ]' : target.met ? '[ met ]' : '[ NOT ]'} ${target.target}: ${target.value}`)
-    .join('\n');
+  return targets.map((target) => `${verdict(target)} ${target.target}: ${target.value}`).join('\n');
 }
 
 const PERCENTILES = [

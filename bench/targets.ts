@@ -36,14 +36,18 @@ export interface TargetResult {
   readonly id: string;
   readonly target: string;
   readonly value: string;
-  /** null when the run did not measure it (e.g. --quick left the scenario out). */
+  /** null when the run did not measure it (e.g. --quick left the scenario out), or for a figure only reported. */
   readonly met: boolean | null;
 }
 
 const find = (rows: readonly ResultRow[], id: string, mode: string): ResultRow | undefined =>
   rows.find((row) => row.id === id && row.mode === mode);
 
-const unmeasured = (id: string, target: string): TargetResult => ({ id, target, value: 'not measured in this run', met: null });
+export const NOT_MEASURED = 'not measured in this run';
+
+const unmeasured = (id: string, target: string): TargetResult => ({ id, target, value: NOT_MEASURED, met: null });
+
+const ratioOf = (value: number | null, base: number | null): string => (value === null || base === null || base === 0 ? '?' : (value / base).toFixed(2));
 
 /** The issue's targets, each decided from the medians of this run. */
 export function evaluateTargets(rows: readonly ResultRow[], special: SpecialResults): TargetResult[] {
@@ -68,6 +72,44 @@ export function evaluateTargets(rows: readonly ResultRow[], special: SpecialResu
           met: jwtC64.derived_cpu_us_per_req <= 80,
         }
       : unmeasured('jwt-cpu', cpuTarget),
+  );
+
+  // Issue 13: the same two figures, relative to the bare fastify + @fastify/reply-from proxy of the same run.
+  const refC64 = find(rows, 'ref-reply-from', 'c64');
+  const relativeCpu = 'gateway CPU per request (JWT reused, 64 connections) ≤ 1.00× bare fastify + reply-from (measured, process CPU)';
+  results.push(
+    jwtC64?.cpu_us_per_req != null && refC64?.cpu_us_per_req != null
+      ? {
+          id: 'jwt-cpu-vs-reply-from',
+          target: relativeCpu,
+          value: `×${(jwtC64.cpu_us_per_req / refC64.cpu_us_per_req).toFixed(2)} (${jwtC64.cpu_us_per_req} vs ${refC64.cpu_us_per_req} µs; derived ×${ratioOf(jwtC64.derived_cpu_us_per_req, refC64.derived_cpu_us_per_req)})`,
+          met: jwtC64.cpu_us_per_req <= refC64.cpu_us_per_req,
+        }
+      : unmeasured('jwt-cpu-vs-reply-from', relativeCpu),
+  );
+  const refC1 = find(rows, 'ref-reply-from', 'c1');
+  const relativeP50 = 'added p50 at 1 connection, JWT reused ≤ the bare fastify + reply-from proxy’s';
+  results.push(
+    jwtC1?.added_p50_us != null && refC1?.added_p50_us != null
+      ? {
+          id: 'jwt-p50-vs-reply-from',
+          target: relativeP50,
+          value: `+${jwtC1.added_p50_us} vs +${refC1.added_p50_us} µs (×${ratioOf(jwtC1.added_p50_us, refC1.added_p50_us)})`,
+          met: jwtC1.added_p50_us <= refC1.added_p50_us,
+        }
+      : unmeasured('jwt-p50-vs-reply-from', relativeP50),
+  );
+  const decision = find(rows, 'decision-nginx', 'c64');
+  const decisionCost = 'decision listener (nginx auth_request style): CPU per decision, reported against a proxied JWT request';
+  results.push(
+    decision?.cpu_us_per_req != null && jwtC64?.cpu_us_per_req != null
+      ? {
+          id: 'decision-cost',
+          target: decisionCost,
+          value: `${decision.cpu_us_per_req} µs per decision, ×${ratioOf(decision.cpu_us_per_req, jwtC64.cpu_us_per_req)} of a proxied request`,
+          met: null,
+        }
+      : unmeasured('decision-cost', decisionCost),
   );
 
   const hitC64 = find(rows, 'introspection-hit', 'c64');
