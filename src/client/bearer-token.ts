@@ -1,5 +1,4 @@
-/** RFC 6750 §2.1 b64token: what `Authorization: Bearer` may carry. */
-const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+import { B64TOKEN } from '../auth/authorization-header.js';
 
 /**
  * Why `token` cannot be sent as a bearer token, in words that never quote it; undefined when it can. Checked

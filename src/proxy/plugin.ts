@@ -202,12 +202,10 @@ async function relay(
   admission: Admitted,
   response: UpstreamResponse,
   rewrite: MessageRewrite | undefined,
-  eventStreams: SseStreams,
+  eventStream: boolean,
 ): Promise<void> {
   await recordSession(request, admission, response);
   const contentType = response.headers['content-type'];
-  const eventStream = isEventStream(contentType);
-  if (eventStream) trackEventStream(reply.raw, eventStreams);
   const relayStatusAndHeaders = () => reply.code(response.statusCode).headers(upstreamResponseHeaders(response.headers));
   if (rewrite && isSuccess(response.statusCode)) {
     const encoding = response.headers['content-encoding'];
@@ -330,8 +328,11 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
         return reply;
       }
       try {
-        if (!isEventStream(response.headers['content-type'])) exchange.releaseStreamSlot?.();
-        await relay(request, reply, admission, response, rewrite, options.eventStreams);
+        // Stream bookkeeping: an event stream is counted while it is relayed; any other answer frees the slot now.
+        const eventStream = isEventStream(response.headers['content-type']);
+        if (eventStream) trackEventStream(reply.raw, options.eventStreams);
+        else exchange.releaseStreamSlot?.();
+        await relay(request, reply, admission, response, rewrite, eventStream);
       } catch (error) {
         discard(response.body);
         if (!reply.sent && !exchange.clientGone) {

@@ -98,7 +98,7 @@ export function registerRequestLifecycle<T>(app: FastifyInstance, runtimes: Runt
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     closeIfBodyUnread(request, reply);
-    const entry = tracked.get(request);
+    const entry = (reply.raw as TrackedResponse<T>)[TRACKED];
     if (entry) answered(entry, reply.statusCode);
     done(null, payload);
   });
