@@ -1,5 +1,6 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureBuilt } from './build.js';
 import { describeEnvironment, loadAverage } from './environment.js';
@@ -31,7 +32,8 @@ core ${CLIENT_CORE}, servers to core ${SERVER_CORE}. Writes bench/results/latest
   --reps N           repetitions of every scenario (default 3)
   --only a,b         only these scenario ids (direct baselines are added)
   --modes c1,c64     only these modes (c1, c64, r1000, r2000)
-  --cpu-prof DIR     run the gateway under node --cpu-prof, profile written to DIR on exit
+  --cpu-prof DIR     run the gateway under node --cpu-prof, profile written to DIR on exit (the reference
+                     proxies' to DIR/reference-<kind>/)
                      (summarise it with: tsx bench/profile-summary.ts DIR/CPU.*.cpuprofile)
   --gateway-flags=F  extra node flags for the gateway, space separated (e.g. --gateway-flags="--trace-gc")
   --gateway-log FILE keep the gateway's log (default: discarded)
@@ -232,7 +234,9 @@ async function main(): Promise<void> {
   const gatewayEntry = values.tsx ? 'tsx' : ensureBuilt(log);
   const cpuProfile = values['cpu-prof'];
   const nodeArgs = [...(cpuProfile ? ['--cpu-prof', '--cpu-prof-dir', cpuProfile] : []), ...(values['gateway-flags']?.split(' ').filter(Boolean) ?? [])];
-  const stack = await startStack({ nodeArgs, gatewayLog: values['gateway-log'], gatewayEntry });
+  // The reference proxies are profiled beside the gateway, each into its own folder: compare them concern by concern.
+  const referenceNodeArgs = cpuProfile ? (kind: string) => ['--cpu-prof', '--cpu-prof-dir', join(cpuProfile, `reference-${kind}`)] : undefined;
+  const stack = await startStack({ nodeArgs, referenceNodeArgs, gatewayLog: values['gateway-log'], gatewayEntry });
   try {
     const tokens = await mintTokens(stack, only && !only.includes('jwt-fresh') ? 0 : settings.freshPool || 1);
     const calcSessions = {

@@ -24,8 +24,16 @@ export interface Stack {
   readonly calculator: Endpoint;
   readonly references: Readonly<Record<ReferenceProxy, Endpoint>>;
   readonly authority: BenchProcess;
-  /** Replaces the gateway process by a fresh one (same config and port): a baseline without load history. */
-  restartGateway(): Promise<void>;
+  /**
+   * Replaces the gateway process by a fresh one (same config and port): a baseline without load history; from
+   * `gatewayEntry` when given (`bench/ab.ts` alternates builds).
+   */
+  restartGateway(gatewayEntry?: string): Promise<void>;
+  /**
+   * Another gateway from `gatewayEntry` on ports of its own, with the same config and public URL (the same tokens
+   * are valid there): `bench/ab.ts` loads several builds at once.
+   */
+  extraGateway(gatewayEntry: string): Promise<Stack['gateway']>;
   /**
    * A JWT for `route` with a fresh jti: `valid` (the default), `unknown-kid` (a kid the JWKS lacks) or
    * `bad-signature` (the JWKS's kid, another key's signature).
@@ -39,6 +47,8 @@ export type TokenKind = 'valid' | 'unknown-kid' | 'bad-signature';
 export interface StackOptions {
   /** Extra node flags for the gateway process, e.g. `--cpu-prof`, `--trace-gc`, `--max-semi-space-size=16`. */
   readonly nodeArgs?: readonly string[];
+  /** Extra node flags for the reference proxies (each gets its own), e.g. `--cpu-prof` to compare profiles. */
+  readonly referenceNodeArgs?: (kind: ReferenceProxy) => readonly string[];
   /** File the gateway's stdout (its log) goes to; default: discarded. */
   readonly gatewayLog?: string;
   /** How the gateway runs: the compiled entry (e.g. `dist/main.js`), or the literal `tsx` for `src/main.ts` under tsx. */
@@ -54,7 +64,7 @@ const TOKEN_LIFETIME_S = 2 * 3600;
  * upstream takes the length of its test SSE stream from `x-bench-events`, a header the gateway forwards only when a
  * route names it.
  */
-function gatewayYaml(port: number, adminPort: number, decisionPort: number, issuer: string, upstreamUrl: string, calculatorUrl: string): string {
+function gatewayYaml(port: number, publicPort: number, adminPort: number, decisionPort: number, issuer: string, upstreamUrl: string, calculatorUrl: string): string {
   const jwt = `{ issuer: "${issuer}", jwks_uri: "${issuer}/jwks", algorithms: [ES256] }`;
   const route = (name: string, path: string, upstream: string, tokens: string): string => `
   - name: ${name}
@@ -68,7 +78,7 @@ function gatewayYaml(port: number, adminPort: number, decisionPort: number, issu
   return `listen: { host: 127.0.0.1, port: ${port} }
 admin: { host: 127.0.0.1, port: ${adminPort} }
 decision: { host: 127.0.0.1, port: ${decisionPort} }
-public_url: http://127.0.0.1:${port}
+public_url: http://127.0.0.1:${publicPort}
 log: { level: info }
 # The 1,000-open-streams check holds them all with one token: above the default cap of 64 per principal.
 limits: { max_streams_per_principal: 2000 }
@@ -115,33 +125,41 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     started.push(upstream);
     const calculator = await startNodeServer<{ url: string }>('calculator', SERVER_CORE, 'bench/servers/calculator.ts');
     started.push(calculator);
-    const reference = async (kind: string) => {
-      const proxy = await startNodeServer<{ url: string }>(kind, SERVER_CORE, 'bench/servers/reference-proxy.ts', [kind === 'undici-pool' ? 'undici' : kind, upstream.info.url]);
+    const reference = async (kind: ReferenceProxy) => {
+      const proxy = await startNodeServer<{ url: string }>(kind, SERVER_CORE, 'bench/servers/reference-proxy.ts', [kind === 'undici-pool' ? 'undici' : kind, upstream.info.url], {
+        nodeArgs: options.referenceNodeArgs?.(kind),
+      });
       started.push(proxy);
       return endpoint(proxy);
     };
     const references = { 'undici-pool': await reference('undici-pool'), 'reply-from': await reference('reply-from') };
 
-    const configFile = join(workDir, 'gateway.yaml');
-    writeFileSync(configFile, gatewayYaml(gatewayPort, await freePort(), decisionPort, issuer, upstream.info.url, calculator.info.url));
+    const writeConfig = async (name: string, port: number, ownDecisionPort: number): Promise<string> => {
+      const file = join(workDir, name);
+      writeFileSync(file, gatewayYaml(port, gatewayPort, await freePort(), ownDecisionPort, issuer, upstream.info.url, calculator.info.url));
+      return file;
+    };
+    const configFile = await writeConfig('gateway.yaml', gatewayPort, decisionPort);
     const nodeArgs = options.nodeArgs ?? [];
-    const entry = options.gatewayEntry === 'tsx' ? ['--import', 'tsx', 'src/main.ts'] : [options.gatewayEntry];
+    const entryArgs = (gatewayEntry: string) => (gatewayEntry === 'tsx' ? ['--import', 'tsx', 'src/main.ts'] : [gatewayEntry]);
     const gatewayEnv = {
       BENCH_REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       BENCH_CACHE_KEY_SECRET: randomBytes(32).toString('base64url'),
       BENCH_INTROSPECTION_SECRET: randomBytes(16).toString('base64url'),
     };
     const logFile = options.gatewayLog ? openSync(options.gatewayLog, 'w') : undefined;
-    const startGateway = async (): Promise<Stack['gateway']> => {
-      const spawned = spawnPinned('gateway', SERVER_CORE, process.execPath, [...nodeArgs, ...entry, 'serve', '--config', configFile], {
+    const spawnGateway = async (gatewayEntry: string, config: string, port: number, ownDecisionPort: number): Promise<Stack['gateway']> => {
+      const spawned = spawnPinned('gateway', SERVER_CORE, process.execPath, [...nodeArgs, ...entryArgs(gatewayEntry), 'serve', '--config', config], {
         env: gatewayEnv,
         logFile,
       });
-      const handle = { ...spawned, origin: gatewayOrigin, decisionOrigin: `http://127.0.0.1:${decisionPort}` };
+      const origin = `http://127.0.0.1:${port}`;
+      const handle = { ...spawned, origin, decisionOrigin: `http://127.0.0.1:${ownDecisionPort}` };
       started.push(handle);
-      await waitFor('gateway /readyz', async () => (await fetch(`${gatewayOrigin}/readyz`)).status === 200);
+      await waitFor('gateway /readyz', async () => (await fetch(`${origin}/readyz`)).status === 200);
       return handle;
     };
+    const startGateway = (gatewayEntry = options.gatewayEntry) => spawnGateway(gatewayEntry, configFile, gatewayPort, decisionPort);
     let gateway = await startGateway();
 
     const sign = (key: CryptoKey, kid: string, audience: string): Promise<string> => {
@@ -163,10 +181,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       calculator: endpoint(calculator),
       references,
       authority,
-      async restartGateway() {
+      async extraGateway(gatewayEntry) {
+        const [port, ownDecisionPort] = [await freePort(), await freePort()];
+        return spawnGateway(gatewayEntry, await writeConfig(`gateway-${port}.yaml`, port, ownDecisionPort), port, ownDecisionPort);
+      },
+      async restartGateway(gatewayEntry) {
         await gateway.stop();
         started.splice(started.indexOf(gateway), 1);
-        gateway = await startGateway();
+        gateway = await startGateway(gatewayEntry);
       },
       mint: (route, kind = 'valid') =>
         sign(kind === 'valid' ? privateKey : rogue.privateKey, kind === 'unknown-kid' ? UNKNOWN_KID : KID, gatewayOrigin + ROUTES[route]),

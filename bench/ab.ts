@@ -1,0 +1,95 @@
+import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { runLoad } from './load.js';
+import { pinProcess, sampleProcess } from './processes.js';
+import { loadScenarios, MODES, mintTokens, type LoadScenario } from './scenarios.js';
+import { CLIENT_CORE, startStack, type Stack } from './stack.js';
+
+/**
+ * Compares gateway builds on one machine: one gateway per build (same config, ports of their own) and the bare
+ * fastify + reply-from proxy are loaded at the same time, 64 connections each, all on the servers' core, so a noisy
+ * neighbour hits them all alike; CPU per request is read per process. Prints each build's CPU per request and its
+ * ratio to the reference proxy per round, then the medians. For judging a change to the hot path on a noisy
+ * machine; `npm run bench` stays the record (it loads one proxy at a time).
+ *
+ *   npx tsx bench/ab.ts --rounds 6 path/to/before/main.js dist/main.js
+ *
+ * A build outside this checkout must still find node_modules: copy `dist/` to a folder inside it (git-ignored).
+ */
+const usage = 'usage: tsx bench/ab.ts [--rounds N] [--scenario jwt-reused] [--ms 3000] <main.js> [<main.js> ...]';
+const { values, positionals: entries } = parseArgs({
+  allowPositionals: true,
+  options: { rounds: { type: 'string', default: '6' }, scenario: { type: 'string', default: 'jwt-reused' }, ms: { type: 'string', default: '3000' } },
+});
+if (entries.length === 0) throw new Error(usage);
+for (const entry of entries) if (!existsSync(entry)) throw new Error(`${entry}: no such file (${usage})`);
+const rounds = Number(values.rounds);
+const durationMs = Number(values.ms);
+const WARMUP_MS = 4_000;
+const MAX_REQUESTS = 10_000_000;
+
+interface Target {
+  readonly pid: number;
+  readonly origin: string;
+  readonly scenario: LoadScenario;
+}
+
+/** CPU µs per request of every target, all loaded at once for `ms` at 64 connections each. */
+async function cpuPerRequest(targets: readonly Target[], ms: number): Promise<number[]> {
+  const before = targets.map((target) => sampleProcess(target.pid));
+  const results = await Promise.all(
+    targets.map(({ origin, scenario }) =>
+      runLoad({ origin, mode: MODES.c64, durationMs: ms, maxRequests: MAX_REQUESTS, request: scenario.request, expectStatus: scenario.expectStatus }),
+    ),
+  );
+  return targets.map((target, index) => {
+    const result = results[index];
+    if (!result || result.failed > 0) throw new Error(`${target.scenario.id}: requests failed (${JSON.stringify(result?.statuses)})`);
+    return (sampleProcess(target.pid).cpuUs - (before[index]?.cpuUs ?? 0)) / result.ok;
+  });
+}
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+};
+
+pinProcess(CLIENT_CORE);
+const stack: Stack = await startStack({ gatewayEntry: entries[0] as string });
+try {
+  const tokens = await mintTokens(stack, 1);
+  const scenarios = loadScenarios({ stack, tokens, calcSessions: { direct: '', gateway: '' } });
+  const find = (id: string): LoadScenario => {
+    const found = scenarios.find((scenario) => scenario.id === id);
+    if (!found) throw new Error(`no scenario ${id}`);
+    return found;
+  };
+  const scenario = find(values.scenario);
+  const gateways = [stack.gateway];
+  for (const entry of entries.slice(1)) gateways.push(await stack.extraGateway(entry));
+  const reference = stack.references['reply-from'];
+  const targets: Target[] = [
+    { pid: reference.pid, origin: reference.origin, scenario: find('ref-reply-from') },
+    ...gateways.map((gateway) => ({ pid: gateway.pid, origin: gateway.origin, scenario })),
+  ];
+  // Every process shares one core with the others: each gets its share of the warm-up.
+  await cpuPerRequest(targets, WARMUP_MS * targets.length);
+  const cpu: number[][] = targets.map(() => []);
+  for (let round = 1; round <= rounds; round += 1) {
+    const measured = await cpuPerRequest(targets, durationMs);
+    measured.forEach((value, index) => cpu[index]?.push(value));
+    const [referenceCpu = NaN, ...gatewayCpu] = measured;
+    console.log(`round ${round}: reply-from ${referenceCpu.toFixed(1)} µs  ${gatewayCpu.map((value, index) => `#${index} ${value.toFixed(1)} µs ×${(value / referenceCpu).toFixed(2)}`).join('  ')}`);
+  }
+  const referenceMedian = median(cpu[0] ?? []);
+  console.log(`reply-from: median ${referenceMedian.toFixed(1)} µs/req`);
+  entries.forEach((entry, index) => {
+    const own = cpu[index + 1] ?? [];
+    const ratios = own.map((value, round) => value / (cpu[0]?.[round] ?? NaN));
+    const versusFirst = own.map((value, round) => value / (cpu[1]?.[round] ?? NaN));
+    console.log(`#${index} ${entry}: median ${median(own).toFixed(1)} µs/req, ×${median(ratios).toFixed(3)} reply-from, ×${median(versusFirst).toFixed(3)} #0 (medians of ${rounds} rounds)`);
+  });
+} finally {
+  await stack.stop();
+}
