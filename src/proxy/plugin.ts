@@ -1,7 +1,6 @@
-import { EventEmitter } from 'node:events';
-import { METHODS } from 'node:http';
+import { METHODS, type IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { pipeline, type Readable } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
@@ -21,6 +20,7 @@ import type { SseStreams } from '../observability/sse-streams.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
 import { upstreamRequestHeaders, upstreamResponseHeaders } from './headers.js';
 import { createSseRewriter, MAX_FILTERED_MESSAGE_BYTES, readCapped, rewriteJsonBody, unfilterable, type MessageRewrite } from './list-filter.js';
+import { UpstreamCall, type UpstreamAnswer } from './upstream-call.js';
 import { classifyUpstreamFailure } from './upstream-errors.js';
 
 export interface ProxyRoutesOptions {
@@ -66,15 +66,14 @@ function admitted(request: FastifyRequest): Admitted {
 /** Upstream statuses never relayed: their challenge would steer the client to the upstream's AS (RFC 9728 §7.3). */
 const UPSTREAM_AUTH_FAILURES = new Set([401, 403]);
 
-type UpstreamResponse = Dispatcher.ResponseData;
-
 /**
- * Abandons an upstream body. undici errors a destroyed body with AbortError; without a listener that error would
- * be uncaught and take the process down.
+ * Abandons an upstream body (a whole one needs nothing). A destroyed stream errors with AbortError; without a
+ * listener that error would be uncaught and take the process down.
  */
-function discard(stream: Readable): void {
-  stream.on('error', () => undefined);
-  stream.destroy();
+function discard(body: UpstreamAnswer['body']): void {
+  if (!(body instanceof Readable)) return;
+  body.on('error', () => undefined);
+  body.destroy();
 }
 
 /** The upstream URL's own query when it has one, else the client's (what a transparent proxy forwards). */
@@ -117,7 +116,7 @@ function listRewrite(httpMethod: string, { state, entry }: Admitted): MessageRew
 }
 
 /** What the decision records once the upstream answered (session bindings), before the client sees the answer. */
-async function recordSession(request: FastifyRequest, { state, entry }: Admitted, response: UpstreamResponse): Promise<void> {
+async function recordSession(request: FastifyRequest, { state, entry }: Admitted, response: UpstreamAnswer): Promise<void> {
   const stored = await recordAnswer(request.method, state, { status: response.statusCode, sessionIdHeader: response.headers['mcp-session-id'] });
   if (!stored) {
     request.log.warn({ route: entry.route.name }, 'session binding not stored; the session will be refused until the client re-initializes');
@@ -127,10 +126,23 @@ async function recordSession(request: FastifyRequest, { state, entry }: Admitted
 /** Answers up to this size that announce their length are read whole and sent in one write instead of piped. */
 const SMALL_ANSWER_BYTES = 64 * 1024;
 
-/** The answer announces a length small enough to hold whole. */
-function announcesSmallLength(response: UpstreamResponse): boolean {
-  const length = Number(response.headers['content-length']);
-  return length >= 0 && length <= SMALL_ANSWER_BYTES;
+/**
+ * Which answers are read whole: a small announced length and a Content-Type (fastify would label bytes without
+ * one `application/octet-stream`), never an event stream (it is relayed as it comes) nor a HEAD's (no body).
+ */
+function holdsWhole(httpMethod: string): (statusCode: number, headers: IncomingHttpHeaders) => boolean {
+  if (httpMethod === 'HEAD') return () => false;
+  return (_statusCode, headers) => {
+    const length = Number(headers['content-length']);
+    const contentType = headers['content-type'];
+    return length >= 0 && length <= SMALL_ANSWER_BYTES && typeof contentType === 'string' && !isEventStream(contentType);
+  };
+}
+
+/** A rewrite reads the whole answer, up to `limit` bytes; `undefined` past it. */
+async function wholeBody(body: UpstreamAnswer['body'], limit: number): Promise<Buffer | undefined> {
+  if (!(body instanceof Readable)) return body.length > limit ? undefined : body;
+  return readCapped(body, limit);
 }
 
 /** A stream slot frees when one of the caller's streams ends, at no knowable time: a modest wait. */
@@ -156,19 +168,18 @@ function takeStreamSlot(request: FastifyRequest, { state }: Admitted, streams: S
 const EXCHANGE = Symbol('upstream exchange');
 
 /**
- * One request's exchange with the upstream. It is the upstream request's abort signal (undici takes an
- * EventEmitter: cheaper per request than an AbortController), aborted when the client goes away before the answer
- * is complete, even before headers (checklist I6), or when the gateway answered by itself meanwhile (503 at the
+ * One request's exchange with the upstream. Its call is aborted when the client goes away before the answer is
+ * complete, even before headers (checklist I6), or when the gateway answered by itself meanwhile (503 at the
  * shutdown deadline). It gives the caller's stream slot back when the response closes. One close listener,
  * shared by all exchanges.
  */
-class UpstreamExchange extends EventEmitter {
+class UpstreamExchange {
   clientGone = false;
   upstreamAnswered = false;
+  call: UpstreamCall | undefined;
   releaseStreamSlot: (() => void) | undefined;
 
   constructor(response: ExchangeResponse, releaseStreamSlot: (() => void) | undefined) {
-    super();
     this.releaseStreamSlot = releaseStreamSlot;
     response[EXCHANGE] = this;
     response.on('close', responseClosed);
@@ -184,7 +195,7 @@ function responseClosed(this: ExchangeResponse): void {
   exchange.releaseStreamSlot?.();
   if (this.writableFinished && exchange.upstreamAnswered) return;
   exchange.clientGone = !this.writableFinished;
-  exchange.emit('abort');
+  exchange.call?.abort();
 }
 
 /** Statuses whose body a client may read as the answer: any 2xx (the SDK client reads all but 202). */
@@ -200,7 +211,7 @@ async function relay(
   request: FastifyRequest,
   reply: FastifyReply,
   admission: Admitted,
-  response: UpstreamResponse,
+  response: UpstreamAnswer,
   rewrite: MessageRewrite | undefined,
   eventStream: boolean,
 ): Promise<void> {
@@ -210,7 +221,7 @@ async function relay(
   if (rewrite && isSuccess(response.statusCode)) {
     const encoding = response.headers['content-encoding'];
     if (encoding !== undefined && encoding !== 'identity') throw unfilterable('list_response_encoded');
-    if (eventStream) {
+    if (eventStream && response.body instanceof Readable) {
       relayStatusAndHeaders().removeHeader('content-length');
       void reply.send(pipeline(response.body, createSseRewriter(rewrite), () => undefined));
       if (request.method === 'GET') reply.raw.flushHeaders();
@@ -218,7 +229,7 @@ async function relay(
     }
     // An answer without a type is read too: empty (a 202 to a list method sent as a notification), it holds nothing.
     const json = isJsonMediaType(contentType);
-    const body = json || contentType === undefined ? await readCapped(response.body, MAX_FILTERED_MESSAGE_BYTES) : undefined;
+    const body = json || contentType === undefined ? await wholeBody(response.body, MAX_FILTERED_MESSAGE_BYTES) : undefined;
     if (body?.length === 0) {
       void relayStatusAndHeaders().send(body);
       return;
@@ -228,12 +239,7 @@ async function relay(
     void relayStatusAndHeaders().header('content-length', String(rewritten.length)).send(rewritten);
     return;
   }
-  // A small non-stream answer is read whole and sent in one write, skipping the stream plumbing. One without a
-  // Content-Type is piped instead: fastify would label bytes `application/octet-stream`.
-  if (request.method !== 'HEAD' && contentType !== undefined && !eventStream && announcesSmallLength(response)) {
-    void relayStatusAndHeaders().send(await response.body.bytes());
-    return;
-  }
+  // A small answer came whole (`holdsWhole`) and goes out in one write; any other is piped.
   void relayStatusAndHeaders().send(response.body);
   // A standalone GET stream may stay quiet for long: push its headers now so it does not look hung. A POST's
   // SSE answer brings its first event right behind the headers; a separate write would cost a wake-up.
@@ -294,18 +300,30 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       const exchange = new UpstreamExchange(reply.raw, takeStreamSlot(request, admission, options.streamCap, maxStreams));
 
       const startedAt = performance.now();
-      let response: UpstreamResponse;
-      try {
-        response = await options.dispatcherOf(request, entry.route.name).request({
+      const call = new UpstreamCall(
+        options.dispatcherOf(request, entry.route.name),
+        {
           origin: upstream.origin,
           path: upstreamPath(upstream, request.url),
           method: request.method,
           headers: outgoingHeaders(request, admission, forwardsBody, rewrite !== undefined),
           body: forwardsBody ? (request.body as Buffer | undefined) : null,
-          signal: exchange,
-        });
+        },
+        holdsWhole(request.method),
+      );
+      exchange.call = call;
+      let response: UpstreamAnswer;
+      try {
+        response = await call.answer;
       } catch (error) {
         if (exchange.clientGone || reply.sent) return reply;
+        // A small answer read whole can still break off after its headers: a failed relay, as for a streamed one.
+        const { respondedAt } = call;
+        if (respondedAt !== undefined) {
+          options.onUpstreamResult?.(request, call.statusCode, respondedAt - startedAt);
+          options.sendError(request, reply, new GatewayError('upstream_unreachable', { reason: 'relay_failed', cause: error }));
+          return reply;
+        }
         const code = classifyUpstreamFailure(error);
         options.onUpstreamResult?.(request, code === 'upstream_timeout' ? 'timeout' : 'unreachable', performance.now() - startedAt);
         options.sendError(request, reply, new GatewayError(code, { reason: 'upstream_request_failed', cause: error }));
@@ -313,14 +331,14 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       }
 
       exchange.upstreamAnswered = true;
-      options.onUpstreamResult?.(request, response.statusCode, performance.now() - startedAt);
+      options.onUpstreamResult?.(request, response.statusCode, (call.respondedAt ?? performance.now()) - startedAt);
       if (reply.sent) {
         discard(response.body);
         return reply;
       }
       if (UPSTREAM_AUTH_FAILURES.has(response.statusCode)) {
-        // Read and dropped (not destroyed), so the pooled connection stays usable.
-        response.body.dump().catch(() => undefined);
+        // A small refusal was read whole, so the pooled connection stays usable; a streamed one is cut.
+        discard(response.body);
         // A per-user grant the upstream refused is dropped before answering: the next request asks for consent.
         const { auth, upstreamHeaders } = admission.state;
         if (response.statusCode === 401 && auth) await entry.credentials.upstreamRejected?.(auth, upstreamHeaders);
@@ -329,7 +347,7 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       }
       try {
         // Stream bookkeeping: an event stream is counted while it is relayed; any other answer frees the slot now.
-        const eventStream = isEventStream(response.headers['content-type']);
+        const eventStream = response.body instanceof Readable && isEventStream(response.headers['content-type']);
         if (eventStream) trackEventStream(reply.raw, options.eventStreams);
         else exchange.releaseStreamSlot?.();
         await relay(request, reply, admission, response, rewrite, eventStream);
