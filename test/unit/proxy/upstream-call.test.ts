@@ -54,7 +54,7 @@ describe('UpstreamCall', () => {
     expect(answer.statusCode).toBe(200);
     expect(answer.headers['x-upstream']).toBe('yes');
     expect(Buffer.isBuffer(answer.body)).toBe(true);
-    expect(String(answer.body)).toBe('{"jsonrpc":"2.0","id":1,"result":{}}');
+    expect((answer.body as Buffer).toString()).toBe('{"jsonrpc":"2.0","id":1,"result":{}}');
     expect(upstream.respondedAt).toBeTypeOf('number');
   });
 
