@@ -86,6 +86,7 @@ function invalid(reason: JsonRpcInvalidReason): JsonRpcInspection {
  * be a different message from the one evaluated here.
  */
 function isJsonContentType(contentType: string | undefined): boolean {
+  if (contentType === 'application/json') return true;
   if (contentType === undefined || !isJsonMediaType(contentType)) return false;
   return contentType.split(';').slice(1).every((parameter) => {
     const [name = '', value = ''] = parameter.split('=', 2);
