@@ -1,5 +1,6 @@
 import type { AuthContext } from '../auth/types.js';
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
+import { VettedFields } from './logger.js';
 import { requestOutcome, type RequestOutcome } from './metrics.js';
 
 /** What is known about one request on a route when its answer starts (or when the client gave up first). */
@@ -43,11 +44,14 @@ function bounded(value: string): string {
 
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
+/** Its keys are the AuditRecord's, none sensitive, and its values strings and numbers: the logger need not redact it. */
+class AuditLine extends VettedFields {}
+
 /** Built field by field (once per request): absent facts leave their field out rather than `undefined`. */
 export function auditRecord(facts: AuditFacts): AuditRecord {
   const { auth, message, status } = facts;
   // Insertion order is the line's field order: the request id first, as a logger binding would place it.
-  const record = {} as Writable<AuditRecord>;
+  const record = new AuditLine() as Writable<AuditRecord>;
   if (facts.requestId !== undefined) record.reqId = facts.requestId;
   record.route = facts.route;
   record.http_method = facts.httpMethod;

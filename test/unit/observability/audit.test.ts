@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../../src/auth/types.js';
 import { auditRecord, MAX_AUDIT_NAME_LENGTH } from '../../../src/observability/audit.js';
+import { redactFields, SENSITIVE_KEYS } from '../../../src/observability/logger.js';
 
 const auth: AuthContext = {
   issuer: 'https://as.example.com',
@@ -78,5 +79,23 @@ describe('audit record', () => {
       latencyMs: 1,
     });
     expect(Object.keys(full)).toEqual(['route', 'http_method', 'outcome', 'latency_ms', 'principal', 'client_id', 'jsonrpc_method', 'tool', 'resource', 'prompt', 'status']);
+  });
+
+  it('H5: the logger may skip redacting it because no key it can have is sensitive and no value is an object', () => {
+    const every = [
+      auditRecord({ requestId: 'r1', route: 'calc', httpMethod: 'POST', auth, message: { method: 'tools/call', id: 1, toolName: 't' }, status: 200, latencyMs: 1 }),
+      auditRecord({ route: 'calc', httpMethod: 'POST', auth, message: { method: 'resources/read', id: 1, resourceUri: 'file:///a' }, status: 200, latencyMs: 1 }),
+      auditRecord({ route: 'calc', httpMethod: 'POST', auth, message: { method: 'prompts/get', id: 1, promptName: 'p' }, status: undefined, latencyMs: 1 }),
+    ];
+    for (const record of every) {
+      for (const [key, value] of Object.entries(record)) {
+        expect(SENSITIVE_KEYS.has(key), key).toBe(false);
+        expect(typeof value === 'string' || typeof value === 'number', key).toBe(true);
+      }
+      expect(redactFields(record as unknown as Record<string, unknown>)).toBe(record);
+    }
+    expect(new Set(every.flatMap((record) => Object.keys(record)))).toEqual(
+      new Set(['reqId', 'route', 'http_method', 'outcome', 'latency_ms', 'principal', 'client_id', 'jsonrpc_method', 'tool', 'resource', 'prompt', 'status']),
+    );
   });
 });
