@@ -35,8 +35,10 @@ export async function admit(
   const otherMethod = methodAnswer(facts.method);
   if (otherMethod) return otherMethod;
   checkRouteScopes(entry, state);
-  await entry.rateLimiter?.take(auth);
-  await checkSession(entry, auth, facts, state, sessions);
+  // Awaited only when there is something to wait for: each await is a turn of the microtask queue.
+  if (entry.rateLimiter) await entry.rateLimiter.take(auth);
+  const session = checkSession(entry, auth, facts, state, sessions);
+  if (session) await session;
   return undefined;
 }
 

@@ -9,26 +9,34 @@ import type { DecisionState } from './state.js';
 /**
  * Step 6, checklist G1–G5, G8: a session id must be well-formed (else 400), and with `sessions.bind` bound to this
  * principal (else 404, or 503 when the store cannot say). Runs after authentication (a session never
- * authenticates) and before the body is read or anything reaches the upstream.
+ * authenticates) and before the body is read or anything reaches the upstream. A promise only when the store is
+ * asked; `undefined` when there is nothing to wait for.
  */
-export async function checkSession(
+export function checkSession(
   entry: RouteRuntime,
   auth: AuthContext,
   facts: RequestFacts,
   state: DecisionState,
   sessions: SessionBinding,
-): Promise<void> {
+): Promise<void> | undefined {
   const header = readSessionId(facts.headers['mcp-session-id']);
   if (header.kind === 'invalid') throw new GatewayError('invalid_session_id', { reason: 'malformed_session_id' });
-  if (header.kind === 'absent') return;
-  if (entry.route.sessions.bind) {
-    const bindings = entry.sessions;
-    let binding = await bindings.check(header.id, auth);
-    if (binding === 'unknown' && sessions === 'claim_on_first_use') binding = await bindings.claim(header.id, auth);
-    const refused = bindingDecision(binding);
-    if (refused) throw refused;
+  if (header.kind === 'absent') return undefined;
+  if (!entry.route.sessions.bind) {
+    state.sessionId = header.id;
+    return undefined;
   }
-  state.sessionId = header.id;
+  return checkBinding(entry.sessions, header.id, auth, sessions).then(() => {
+    state.sessionId = header.id;
+  });
+}
+
+/** The session's binding in the store (`sessions.bind`): refused unless it is this caller's. */
+async function checkBinding(bindings: RouteRuntime['sessions'], id: string, auth: AuthContext, sessions: SessionBinding): Promise<void> {
+  let binding = await bindings.check(id, auth);
+  if (binding === 'unknown' && sessions === 'claim_on_first_use') binding = await bindings.claim(id, auth);
+  const refused = bindingDecision(binding);
+  if (refused) throw refused;
 }
 
 /**
@@ -47,16 +55,14 @@ export interface UpstreamAnswer {
 /**
  * What the decision records once the upstream answered, before the client sees the answer (so its next request
  * finds the binding): a session id issued on initialize is bound to the caller; a confirmed DELETE ends the
- * binding. False when a binding could not be stored (the client will have to re-initialize).
+ * binding. False when a binding could not be stored (the client will have to re-initialize). `true` at once when
+ * there is nothing to record (most answers): no promise to wait for.
  */
-export async function recordAnswer(httpMethod: string, state: DecisionState, answer: UpstreamAnswer): Promise<boolean> {
+export function recordAnswer(httpMethod: string, state: DecisionState, answer: UpstreamAnswer): true | Promise<boolean> {
   const { entry, auth } = state;
   if (!entry?.route.sessions.bind || !auth || answer.status < 200 || answer.status >= 300) return true;
-  if (httpMethod === 'DELETE' && state.sessionId !== undefined) {
-    await entry.sessions.release(state.sessionId);
-    return true;
-  }
+  if (httpMethod === 'DELETE' && state.sessionId !== undefined) return entry.sessions.release(state.sessionId).then(() => true);
   if (httpMethod !== 'POST' || state.sessionId !== undefined || state.message?.method !== 'initialize') return true;
   const issued = readSessionId(answer.sessionIdHeader);
-  return issued.kind !== 'valid' || (await entry.sessions.bind(issued.id, auth));
+  return issued.kind !== 'valid' || entry.sessions.bind(issued.id, auth);
 }

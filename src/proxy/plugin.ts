@@ -116,9 +116,8 @@ function listRewrite(httpMethod: string, { state, entry }: Admitted): MessageRew
 }
 
 /** What the decision records once the upstream answered (session bindings), before the client sees the answer. */
-async function recordSession(request: FastifyRequest, { state, entry }: Admitted, response: UpstreamAnswer): Promise<void> {
-  const stored = await recordAnswer(request.method, state, { status: response.statusCode, sessionIdHeader: response.headers['mcp-session-id'] });
-  if (!stored) {
+async function recordSession(request: FastifyRequest, { entry }: Admitted, recorded: Promise<boolean>): Promise<void> {
+  if (!(await recorded)) {
     request.log.warn({ route: entry.route.name }, 'session binding not stored; the session will be refused until the client re-initializes');
   }
 }
@@ -215,7 +214,8 @@ async function relay(
   rewrite: MessageRewrite | undefined,
   eventStream: boolean,
 ): Promise<void> {
-  await recordSession(request, admission, response);
+  const recorded = recordAnswer(request.method, admission.state, { status: response.statusCode, sessionIdHeader: response.headers['mcp-session-id'] });
+  if (recorded !== true) await recordSession(request, admission, recorded);
   const contentType = response.headers['content-type'];
   const relayStatusAndHeaders = () => reply.code(response.statusCode).headers(upstreamResponseHeaders(response.headers));
   if (rewrite && isSuccess(response.statusCode)) {
