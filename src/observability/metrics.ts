@@ -62,21 +62,37 @@ const AUTH_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1
 const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
- * A metric's labelled child per label values, looked up by one string key instead of prom-client hashing the label
- * object on every observation (it showed in per-request profiles). The label sets are closed or configured, so
- * the map stays small.
+ * What a metric keeps per label set, looked up level by level (one small map per label; no key string is built
+ * per observation) and made on first use. The label sets are closed or configured, so the maps stay small.
  */
-function childrenOf<Child>(labelled: (...values: string[]) => Child): (...values: string[]) => Child {
-  const children = new Map<string, Child>();
+function childrenOf<Child>(make: (...values: string[]) => Child): (...values: string[]) => Child {
+  const root = new Map<string, unknown>();
   return (...values) => {
-    const key = values.join('\u0000');
-    let child = children.get(key);
+    let level = root;
+    const last = values.length - 1;
+    for (let index = 0; index < last; index++) {
+      const value = values[index] as string;
+      let next = level.get(value) as Map<string, unknown> | undefined;
+      if (next === undefined) {
+        next = new Map();
+        level.set(value, next);
+      }
+      level = next;
+    }
+    const key = values[last] as string;
+    let child = level.get(key) as Child | undefined;
     if (child === undefined) {
-      child = labelled(...values);
-      children.set(key, child);
+      child = make(...values);
+      level.set(key, child);
     }
     return child;
   };
+}
+
+/** Increments of one label set not yet handed to prom-client. */
+interface Tally<Labels> {
+  readonly labels: Labels;
+  pending: number;
 }
 
 export function createGatewayMetrics(): GatewayMetrics {
@@ -85,11 +101,21 @@ export function createGatewayMetrics(): GatewayMetrics {
   // process_* and nodejs_* series (CPU, memory, event loop lag, GC), unprefixed as dashboards expect them.
   collectDefaultMetrics({ register: registry });
 
-  const requests = new Counter({
+  // Bumped on every request: counted in plain numbers and handed to prom-client when the registry is read (prom-client
+  // validates and hashes the labels on every increment, which showed in per-request profiles).
+  const requestTallies: Tally<{ route: string; method: string; outcome: string }>[] = [];
+  new Counter({
     name: `${METRIC_PREFIX}requests_total`,
     help: 'Requests on MCP paths by route, HTTP method and outcome.',
     labelNames: ['route', 'method', 'outcome'] as const,
     registers,
+    collect() {
+      for (const tally of requestTallies) {
+        if (tally.pending === 0) continue;
+        this.inc(tally.labels, tally.pending);
+        tally.pending = 0;
+      }
+    },
   });
   const decisions = new Counter({
     name: `${METRIC_PREFIX}decisions_total`,
@@ -158,12 +184,18 @@ export function createGatewayMetrics(): GatewayMetrics {
   });
   for (const result of ['success', 'failure'] as const) reloads.labels({ result }).inc(0);
 
-  const requestChild = childrenOf((route, method, outcome) => requests.labels({ route, method, outcome }));
+  const requestTally = childrenOf((route = '', method = '', outcome = '') => {
+    const tally = { labels: { route, method, outcome }, pending: 0 };
+    requestTallies.push(tally);
+    return tally;
+  });
   const authDecisionChild = childrenOf((route, kind, result) => authDecisions.labels({ route, kind, result }));
   const upstreamChild = childrenOf((route, statusClass) => upstreamRequests.labels({ route, status_class: statusClass }));
   return {
     registry,
-    request: (route, method, outcome) => requestChild(route, methodLabel(method), outcome).inc(),
+    request: (route, method, outcome) => {
+      requestTally(route, methodLabel(method), outcome).pending += 1;
+    },
     decision: (route, dialect, status) => decisions.labels({ route, dialect, outcome: requestOutcome(status) }).inc(),
     authDecision: (route, kind, result, seconds) => authDecisionChild(route, kind, result).observe(seconds),
     upstream: (route, statusClass, seconds) => upstreamChild(route, statusClass).observe(seconds),
