@@ -129,14 +129,13 @@ const SMALL_ANSWER_BYTES = 64 * 1024;
  * Which answers are read whole: a small announced length and a Content-Type (fastify would label bytes without
  * one `application/octet-stream`), never an event stream (it is relayed as it comes) nor a HEAD's (no body).
  */
-function holdsWhole(httpMethod: string): (statusCode: number, headers: IncomingHttpHeaders) => boolean {
-  if (httpMethod === 'HEAD') return () => false;
-  return (_statusCode, headers) => {
-    const length = Number(headers['content-length']);
-    const contentType = headers['content-type'];
-    return length >= 0 && length <= SMALL_ANSWER_BYTES && typeof contentType === 'string' && !isEventStream(contentType);
-  };
+function holdsWhole(_statusCode: number, headers: IncomingHttpHeaders): boolean {
+  const length = Number(headers['content-length']);
+  const contentType = headers['content-type'];
+  return length >= 0 && length <= SMALL_ANSWER_BYTES && typeof contentType === 'string' && !isEventStream(contentType);
 }
+
+const neverWhole = (): boolean => false;
 
 /** A rewrite reads the whole answer, up to `limit` bytes; `undefined` past it. */
 async function wholeBody(body: UpstreamAnswer['body'], limit: number): Promise<Buffer | undefined> {
@@ -309,7 +308,7 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
           headers: outgoingHeaders(request, admission, forwardsBody, rewrite !== undefined),
           body: forwardsBody ? (request.body as Buffer | undefined) : null,
         },
-        holdsWhole(request.method),
+        request.method === 'HEAD' ? neverWhole : holdsWhole,
       );
       exchange.call = call;
       let response: UpstreamAnswer;
