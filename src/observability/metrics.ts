@@ -184,7 +184,7 @@ export function createGatewayMetrics(): GatewayMetrics {
   });
   for (const result of ['success', 'failure'] as const) reloads.labels({ result }).inc(0);
 
-  const requestTally = childrenOf((route = '', method = '', outcome = '') => {
+  const requestTally = childrenOf((route, method, outcome) => {
     const tally = { labels: { route, method, outcome }, pending: 0 };
     requestTallies.push(tally);
     return tally;

@@ -115,13 +115,6 @@ function listRewrite(httpMethod: string, { state, entry }: Admitted): MessageRew
   return (message) => filterListResponse(message, { method, id }, allowed);
 }
 
-/** What the decision records once the upstream answered (session bindings), before the client sees the answer. */
-async function recordSession(request: FastifyRequest, { entry }: Admitted, recorded: Promise<boolean>): Promise<void> {
-  if (!(await recorded)) {
-    request.log.warn({ route: entry.route.name }, 'session binding not stored; the session will be refused until the client re-initializes');
-  }
-}
-
 /** Answers up to this size that announce their length are read whole and sent in one write instead of piped. */
 const SMALL_ANSWER_BYTES = 64 * 1024;
 
@@ -129,7 +122,7 @@ const SMALL_ANSWER_BYTES = 64 * 1024;
  * Which answers are read whole: a small announced length and a Content-Type (fastify would label bytes without
  * one `application/octet-stream`), never an event stream (it is relayed as it comes) nor a HEAD's (no body).
  */
-function holdsWhole(_statusCode: number, headers: IncomingHttpHeaders): boolean {
+function holdsWhole(headers: IncomingHttpHeaders): boolean {
   const length = Number(headers['content-length']);
   const contentType = headers['content-type'];
   return length >= 0 && length <= SMALL_ANSWER_BYTES && typeof contentType === 'string' && !isEventStream(contentType);
@@ -213,8 +206,11 @@ async function relay(
   rewrite: MessageRewrite | undefined,
   eventStream: boolean,
 ): Promise<void> {
+  // What the decision records once the upstream answered (session bindings), before the client sees the answer.
   const recorded = recordAnswer(request.method, admission.state, { status: response.statusCode, sessionIdHeader: response.headers['mcp-session-id'] });
-  if (recorded !== true) await recordSession(request, admission, recorded);
+  if (recorded !== true && !(await recorded)) {
+    request.log.warn({ route: admission.entry.route.name }, 'session binding not stored; the session will be refused until the client re-initializes');
+  }
   const contentType = response.headers['content-type'];
   const relayStatusAndHeaders = () => reply.code(response.statusCode).headers(upstreamResponseHeaders(response.headers));
   if (rewrite && isSuccess(response.statusCode)) {

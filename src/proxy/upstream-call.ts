@@ -7,12 +7,12 @@ import type { Dispatcher } from 'undici';
 export interface UpstreamAnswer {
   readonly statusCode: number;
   readonly headers: IncomingHttpHeaders;
-  /** Whole when `holdWhole` chose so from the status line and headers; else streamed, with backpressure. */
+  /** Whole when `holdWhole` chose so from the headers; else streamed, with backpressure. */
   readonly body: Buffer | Readable;
 }
 
-/** Decides from the status and headers whether the body is collected whole (then sent in one write). */
-export type HoldWhole = (statusCode: number, headers: IncomingHttpHeaders) => boolean;
+/** Decides from the response headers whether the body is collected whole (then sent in one write). */
+export type HoldWhole = (headers: IncomingHttpHeaders) => boolean;
 
 /** What undici's `request()` uses for its body stream: the same buffering here. */
 const STREAM_HIGH_WATER_MARK = 64 * 1024;
@@ -88,7 +88,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.respondedAt = performance.now();
     this.statusCode = statusCode;
-    if (this.holdWhole(statusCode, headers)) {
+    if (this.holdWhole(headers)) {
       this.#headers = headers;
       this.#chunks = [];
       return;
