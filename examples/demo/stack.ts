@@ -112,31 +112,59 @@ export async function startDemoStack(options: DemoStackOptions = {}): Promise<De
   const vendor = notesUpstream(config);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const keysOf = (issuer: string) => (options.signingKeysFile === undefined ? {} : { signingKeysFile: options.signingKeysFile(issuer) });
-  const ownOptions = devAuthServerOptionsFromConfig(config, { autoApprove: true });
-  const authServer = await startDevAuthServer({ ...ownOptions, ...keysOf(ownOptions.issuer), logger: logger.child({ component: 'dev-auth-server' }) });
-  const vendorOptions = devAuthServerOptionsFromConfig(config, { autoApprove: true, issuer: vendor.issuer });
-  const vendorAuthServer = await startDevAuthServer({
-    ...vendorOptions,
-    ...keysOf(vendorOptions.issuer),
-    logger: logger.child({ component: 'vendor-auth-server' }),
-  });
-  const calculator = await startCalculator({ port: ports.calculator });
-  const notes = await startNotes({ port: ports.notes, issuer: vendorAuthServer.issuer, jwksUri: vendorAuthServer.jwksUri, resource: vendor.resource });
-  const gateway = assembleGateway(config, { logger });
-  await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
-  await gateway.warm();
-  return {
-    config,
-    gatewayUrl: config.publicUrl.href.replace(/\/$/, ''),
-    authServer,
-    calculator,
-    vendorAuthServer,
-    notes,
-    gateway,
-    logger,
-    close: async () => {
-      await gateway.close();
-      await Promise.all([calculator.close(), notes.close(), authServer.close(), vendorAuthServer.close()]);
-    },
+  // What has started so far, closed again when a later part cannot start (a port taken meanwhile, say).
+  const started: { close(): Promise<unknown> }[] = [];
+  const start = async <T extends { close(): Promise<unknown> }>(part: Promise<T>): Promise<T> => {
+    const running = await part;
+    started.push(running);
+    return running;
   };
+  try {
+    const ownOptions = devAuthServerOptionsFromConfig(config, { autoApprove: true });
+    const authServer = await start(startDevAuthServer({ ...ownOptions, ...keysOf(ownOptions.issuer), logger: logger.child({ component: 'dev-auth-server' }) }));
+    const vendorOptions = devAuthServerOptionsFromConfig(config, { autoApprove: true, issuer: vendor.issuer });
+    const vendorAuthServer = await start(
+      startDevAuthServer({ ...vendorOptions, ...keysOf(vendorOptions.issuer), logger: logger.child({ component: 'vendor-auth-server' }) }),
+    );
+    const calculator = await start(startCalculator({ port: ports.calculator }));
+    const notes = await start(startNotes({ port: ports.notes, issuer: vendorAuthServer.issuer, jwksUri: vendorAuthServer.jwksUri, resource: vendor.resource }));
+    const gateway = assembleGateway(config, { logger });
+    started.unshift(gateway);
+    await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
+    await gateway.warm();
+    return {
+      config,
+      gatewayUrl: config.publicUrl.href.replace(/\/$/, ''),
+      authServer,
+      calculator,
+      vendorAuthServer,
+      notes,
+      gateway,
+      logger,
+      close: async () => {
+        await gateway.close();
+        await Promise.all([calculator.close(), notes.close(), authServer.close(), vendorAuthServer.close()]);
+      },
+    };
+  } catch (error) {
+    await Promise.allSettled(started.map((part) => part.close()));
+    throw error;
+  }
+}
+
+/** How often `startDemoStackOnFreePorts` picks fresh ports when one was taken between finding and binding it. */
+const FREE_PORT_ATTEMPTS = 3;
+
+/**
+ * The demo stack on ports found free just before (tests, test:clients): another process running in parallel can
+ * take one of them between `freeDemoPorts` and the bind, so a taken port means fresh ports and another try.
+ */
+export async function startDemoStackOnFreePorts(options: Omit<DemoStackOptions, 'ports'> = {}): Promise<DemoStack> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDemoStack({ ...options, ports: await freeDemoPorts() });
+    } catch (error) {
+      if (attempt >= FREE_PORT_ATTEMPTS || (error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
+    }
+  }
 }

@@ -2,7 +2,7 @@ import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClientMetadataServer } from '../../src/client/client-metadata-server.js';
 import { headlessClientMetadata } from '../../examples/demo/headless-oauth-provider.js';
-import { freeDemoPorts, freePort, startDemoStack, type DemoStack } from '../../examples/demo/stack.js';
+import { freePort, startDemoStackOnFreePorts, type DemoStack } from '../../examples/demo/stack.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 import { runScript } from '../helpers/run-script.js';
 import { connectTraced, eventsOf, REDIRECT_URL, type TracedClient } from './traced-client.js';
@@ -15,7 +15,7 @@ const clients: TracedClient[] = [];
 beforeAll(async () => {
   const capture = captureLogs();
   logs = capture.text;
-  stack = await startDemoStack({ ports: await freeDemoPorts(), logger: capture.logger });
+  stack = await startDemoStackOnFreePorts({ logger: capture.logger });
   calc = new URL(`${stack.gatewayUrl}/calc/mcp`);
 });
 

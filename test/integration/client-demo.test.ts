@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freeDemoPorts, startDemoStack, type DemoStack } from '../../examples/demo/stack.js';
+import { startDemoStackOnFreePorts, type DemoStack } from '../../examples/demo/stack.js';
 import type { Check, CheckStatus } from '../../src/client/check.js';
 import { runProbeCommand } from '../../src/client/probe-command.js';
 import { CONFIG_DIR_VARIABLE, readTokenStore, type StoredToken } from '../../src/client/token-store.js';
@@ -16,7 +16,7 @@ let sdkExample: SdkExampleServer;
 let configDir: string;
 
 beforeAll(async () => {
-  stack = await startDemoStack({ ports: await freeDemoPorts(), logger: captureLogs().logger });
+  stack = await startDemoStackOnFreePorts({ logger: captureLogs().logger });
   sdkExample = await startSdkExampleServer();
 });
 
