@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
+import { InFlightList } from '../in-flight-list.js';
 
 /**
  * The event streams open to clients, for the `sse_streams_open` gauge and for shutdown: ending a stream cleanly
@@ -20,9 +21,15 @@ export interface SseStreamEvents {
 }
 
 interface OpenStream {
+  readonly response: ServerResponse;
   readonly source: Readable;
   readonly httpMethod: string;
 }
+
+const COUNTED = Symbol('counted event stream');
+
+/** Marks a response whose stream is counted, so a second 'pipe' does not count it twice. */
+type CountedResponse = ServerResponse & { [COUNTED]?: true };
 
 /** Stops relaying and completes the response; the framework then destroys `source`, which aborts the upstream. */
 function endCleanly(response: ServerResponse, source: Readable): void {
@@ -31,16 +38,18 @@ function endCleanly(response: ServerResponse, source: Readable): void {
 }
 
 export function createSseStreams(events: SseStreamEvents = {}): SseStreams {
-  const open = new Map<ServerResponse, OpenStream>();
+  // Not a Map keyed by response: see InFlightList (an MCP server may answer every POST with an event stream).
+  const open = new InFlightList<OpenStream>();
   let ending: ((httpMethod: string) => boolean) | undefined;
 
   return {
-    opened(response, source, httpMethod) {
-      if (open.has(response) || response.writableEnded) return;
-      open.set(response, { source, httpMethod });
+    opened(response: CountedResponse, source, httpMethod) {
+      if (response[COUNTED] || response.writableEnded) return;
+      response[COUNTED] = true;
+      const listed = open.add({ response, source, httpMethod });
       events.onOpen?.();
       response.once('close', () => {
-        open.delete(response);
+        open.remove(listed);
         events.onClose?.();
       });
       if (ending?.(httpMethod)) endCleanly(response, source);
@@ -48,8 +57,8 @@ export function createSseStreams(events: SseStreamEvents = {}): SseStreams {
     count: () => open.size,
     endFrom(matches) {
       ending = matches;
-      for (const [response, stream] of open) {
-        if (matches(stream.httpMethod)) endCleanly(response, stream.source);
+      for (const stream of open) {
+        if (matches(stream.httpMethod)) endCleanly(stream.response, stream.source);
       }
     },
   };

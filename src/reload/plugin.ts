@@ -1,7 +1,8 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayError } from '../errors.js';
+import { InFlightList, type InFlightEntry } from '../in-flight-list.js';
 import type { RuntimeSwitch } from './runtime-switch.js';
 
 /** A request on its way through the gateway, with the reply that will answer it. */
@@ -43,8 +44,11 @@ interface Tracked<T> {
 
 const TRACKED = Symbol('tracked request');
 
-/** Kept on the raw response, which its own 'close' event reaches: one listener function shared by all requests. */
-type TrackedResponse<T> = ServerResponse & { [TRACKED]?: Tracked<T> };
+/**
+ * Kept on the raw request, which the response's own 'close' event reaches (`response.req`): one listener function
+ * shared by all requests, and no lookup table.
+ */
+type TrackedMessage<T> = IncomingMessage & { [TRACKED]?: InFlightEntry<Tracked<T>> };
 
 /** The request announced a body (Content-Length other than 0, or chunked). */
 function declaresBody(request: FastifyRequest): boolean {
@@ -68,7 +72,7 @@ export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply):
  * (metrics, audit). Register before any hook that may refuse a request.
  */
 export function registerRequestLifecycle<T>(app: FastifyInstance, runtimes: RuntimeSwitch<T>, options: RequestLifecycleOptions<T> = {}): RequestLifecycle<T> {
-  const tracked = new Map<FastifyRequest, Tracked<T>>();
+  const inFlight = new InFlightList<Tracked<T>>();
   const { refuse, onAnswered } = options;
   const now = options.now ?? (() => performance.now());
 
@@ -78,38 +82,38 @@ export function registerRequestLifecycle<T>(app: FastifyInstance, runtimes: Runt
     onAnswered?.(entry.request, entry.runtime, status, now() - entry.startedAt);
   }
 
-  function closed(this: TrackedResponse<T>): void {
-    const entry = this[TRACKED];
-    if (!entry) return;
-    this[TRACKED] = undefined;
-    tracked.delete(entry.request);
-    entry.release();
-    answered(entry, undefined);
+  function closed(this: ServerResponse): void {
+    const message: TrackedMessage<T> = this.req;
+    const listed = message[TRACKED];
+    if (!listed) return;
+    message[TRACKED] = undefined;
+    inFlight.remove(listed);
+    listed.value.release();
+    answered(listed.value, undefined);
   }
 
   app.addHook('onRequest', (request, reply, done) => {
     const pin = runtimes.pin();
     const entry: Tracked<T> = { request, reply, runtime: pin.value, release: pin.release, startedAt: now(), answered: false };
-    tracked.set(request, entry);
-    const response: TrackedResponse<T> = reply.raw;
-    response[TRACKED] = entry;
-    response.on('close', closed);
+    const message: TrackedMessage<T> = request.raw;
+    message[TRACKED] = inFlight.add(entry);
+    reply.raw.on('close', closed);
     done(refuse?.(request));
   });
   app.addHook('onSend', (request, reply, payload, done) => {
     closeIfBodyUnread(request, reply);
-    const entry = (reply.raw as TrackedResponse<T>)[TRACKED];
-    if (entry) answered(entry, reply.statusCode);
+    const listed = (request.raw as TrackedMessage<T>)[TRACKED];
+    if (listed) answered(listed.value, reply.statusCode);
     done(null, payload);
   });
 
   const select = (keep: (request: FastifyRequest, reply: FastifyReply) => boolean): PendingRequest[] => {
     const selected: PendingRequest[] = [];
-    for (const [request, { reply }] of tracked) if (keep(request, reply)) selected.push([request, reply]);
+    for (const { request, reply } of inFlight) if (keep(request, reply)) selected.push([request, reply]);
     return selected;
   };
   return {
-    runtimeOf: (request) => tracked.get(request)?.runtime ?? runtimes.current(),
+    runtimeOf: (request) => (request.raw as TrackedMessage<T>)[TRACKED]?.value.runtime ?? runtimes.current(),
     pending: {
       halfSent: () => select((request, reply) => !request.raw.complete && !reply.sent),
       unanswered: () => select((_request, reply) => !reply.sent && !reply.raw.headersSent),
