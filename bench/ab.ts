@@ -14,14 +14,22 @@ import { CLIENT_CORE, startStack, type Stack } from './stack.js';
  *
  *   npx tsx bench/ab.ts --rounds 6 path/to/before/main.js dist/main.js
  *
+ * `--mode c1` compares latency instead: one connection per target, the targets one after another within a round
+ * (their order rotating), each round's added p50 (p50 − the direct p50 of that round) as a ratio to reply-from's.
+ *
  * A build outside this checkout must still find node_modules: copy `dist/` to a folder inside it (git-ignored).
  */
-const usage = 'usage: tsx bench/ab.ts [--rounds N] [--scenario jwt-reused] [--ms 3000] <main.js> [<main.js> ...]';
+const usage = 'usage: tsx bench/ab.ts [--rounds N] [--mode c64|c1] [--scenario jwt-reused] [--ms 3000] <main.js> [<main.js> ...]';
 const { values, positionals: entries } = parseArgs({
   allowPositionals: true,
-  options: { rounds: { type: 'string', default: '6' }, scenario: { type: 'string', default: 'jwt-reused' }, ms: { type: 'string', default: '3000' } },
+  options: {
+    rounds: { type: 'string', default: '6' },
+    mode: { type: 'string', default: 'c64' },
+    scenario: { type: 'string', default: 'jwt-reused' },
+    ms: { type: 'string', default: '3000' },
+  },
 });
-if (entries.length === 0) throw new Error(usage);
+if (entries.length === 0 || (values.mode !== 'c64' && values.mode !== 'c1')) throw new Error(usage);
 for (const entry of entries) if (!existsSync(entry)) throw new Error(`${entry}: no such file (${usage})`);
 const rounds = Number(values.rounds);
 const durationMs = Number(values.ms);
@@ -49,11 +57,64 @@ async function cpuPerRequest(targets: readonly Target[], ms: number): Promise<nu
   });
 }
 
+/** p50 latency in µs of each target, loaded one after another (starting with `first`) at one connection. */
+async function p50OneByOne(targets: readonly Target[], ms: number, first: number): Promise<number[]> {
+  const p50: number[] = targets.map(() => NaN);
+  for (let step = 0; step < targets.length; step += 1) {
+    const index = (first + step) % targets.length;
+    const { origin, scenario } = targets[index] as Target;
+    const result = await runLoad({ origin, mode: MODES.c1, durationMs: ms, maxRequests: MAX_REQUESTS, request: scenario.request, expectStatus: scenario.expectStatus });
+    if (result.failed > 0) throw new Error(`${scenario.id}: requests failed (${JSON.stringify(result.statuses)})`);
+    p50[index] = result.histogram.percentile(50) / 1000;
+  }
+  return p50;
+}
+
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 };
+
+/** `--mode c64`: CPU per request of each build, all loaded at once, as a ratio to reply-from's. */
+async function compareCpu(targets: readonly Target[]): Promise<void> {
+  // Every process shares one core with the others: each gets its share of the warm-up.
+  await cpuPerRequest(targets, WARMUP_MS * targets.length);
+  const cpu: number[][] = targets.map(() => []);
+  for (let round = 1; round <= rounds; round += 1) {
+    const measured = await cpuPerRequest(targets, durationMs);
+    measured.forEach((value, index) => cpu[index]?.push(value));
+    const [referenceCpu = NaN, ...gatewayCpu] = measured;
+    console.log(`round ${round}: reply-from ${referenceCpu.toFixed(1)} µs  ${gatewayCpu.map((value, index) => `#${index} ${value.toFixed(1)} µs ×${(value / referenceCpu).toFixed(2)}`).join('  ')}`);
+  }
+  const referenceMedian = median(cpu[0] ?? []);
+  console.log(`reply-from: median ${referenceMedian.toFixed(1)} µs/req`);
+  entries.forEach((entry, index) => {
+    const own = cpu[index + 1] ?? [];
+    const ratios = own.map((value, round) => value / (cpu[0]?.[round] ?? NaN));
+    const versusFirst = own.map((value, round) => value / (cpu[1]?.[round] ?? NaN));
+    console.log(`#${index} ${entry}: median ${median(own).toFixed(1)} µs/req, ×${median(ratios).toFixed(3)} reply-from, ×${median(versusFirst).toFixed(3)} #0 (medians of ${rounds} rounds)`);
+  });
+}
+
+/** `--mode c1`: added p50 at one connection of each build, as a ratio to reply-from's, per round and in medians. */
+async function compareLatency(targets: readonly Target[], direct: Target): Promise<void> {
+  const all = [direct, ...targets];
+  await p50OneByOne(all, WARMUP_MS, 0);
+  const added: number[][] = targets.map(() => []);
+  for (let round = 1; round <= rounds; round += 1) {
+    const [directP50 = NaN, ...p50] = await p50OneByOne(all, durationMs, round % all.length);
+    p50.forEach((value, index) => added[index]?.push(value - directP50));
+    const [referenceAdded = NaN, ...gatewayAdded] = p50.map((value) => value - directP50);
+    console.log(`round ${round}: direct p50 ${directP50.toFixed(1)} µs, added: reply-from ${referenceAdded.toFixed(1)} µs  ${gatewayAdded.map((value, index) => `#${index} ${value.toFixed(1)} µs ×${(value / referenceAdded).toFixed(2)}`).join('  ')}`);
+  }
+  console.log(`reply-from: median added p50 ${median(added[0] ?? []).toFixed(1)} µs`);
+  entries.forEach((entry, index) => {
+    const own = added[index + 1] ?? [];
+    const ratios = own.map((value, round) => value / (added[0]?.[round] ?? NaN));
+    console.log(`#${index} ${entry}: median added p50 ${median(own).toFixed(1)} µs, ×${median(ratios).toFixed(3)} reply-from (medians of ${rounds} rounds)`);
+  });
+}
 
 pinProcess(CLIENT_CORE);
 const stack: Stack = await startStack({ gatewayEntry: entries[0] as string });
@@ -73,23 +134,8 @@ try {
     { pid: reference.pid, origin: reference.origin, scenario: find('ref-reply-from') },
     ...gateways.map((gateway) => ({ pid: gateway.pid, origin: gateway.origin, scenario })),
   ];
-  // Every process shares one core with the others: each gets its share of the warm-up.
-  await cpuPerRequest(targets, WARMUP_MS * targets.length);
-  const cpu: number[][] = targets.map(() => []);
-  for (let round = 1; round <= rounds; round += 1) {
-    const measured = await cpuPerRequest(targets, durationMs);
-    measured.forEach((value, index) => cpu[index]?.push(value));
-    const [referenceCpu = NaN, ...gatewayCpu] = measured;
-    console.log(`round ${round}: reply-from ${referenceCpu.toFixed(1)} µs  ${gatewayCpu.map((value, index) => `#${index} ${value.toFixed(1)} µs ×${(value / referenceCpu).toFixed(2)}`).join('  ')}`);
-  }
-  const referenceMedian = median(cpu[0] ?? []);
-  console.log(`reply-from: median ${referenceMedian.toFixed(1)} µs/req`);
-  entries.forEach((entry, index) => {
-    const own = cpu[index + 1] ?? [];
-    const ratios = own.map((value, round) => value / (cpu[0]?.[round] ?? NaN));
-    const versusFirst = own.map((value, round) => value / (cpu[1]?.[round] ?? NaN));
-    console.log(`#${index} ${entry}: median ${median(own).toFixed(1)} µs/req, ×${median(ratios).toFixed(3)} reply-from, ×${median(versusFirst).toFixed(3)} #0 (medians of ${rounds} rounds)`);
-  });
+  if (values.mode === 'c1') await compareLatency(targets, { pid: stack.upstream.pid, origin: stack.upstream.origin, scenario: find('direct') });
+  else await compareCpu(targets);
 } finally {
   await stack.stop();
 }
