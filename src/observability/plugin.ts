@@ -64,10 +64,13 @@ export function trackEventStream(response: ServerResponse, streams: SseStreams):
   response.once('pipe', (source: Readable) => streams.opened(response, source, response.req.method ?? ''));
 }
 
-/** Feeds `upstream_request_seconds`; given to the proxy routes. */
+/**
+ * Feeds `upstream_request_seconds`; given to the proxy routes. Observed once the current work is done, like the
+ * request's own metrics (see RequestLifecycleOptions.onAnswered): the relay of the answer does not wait for it.
+ */
 export function upstreamObserver(metrics: GatewayMetrics) {
   return (request: FastifyRequest, result: number | 'unreachable' | 'timeout', elapsedMs: number): void => {
-    metrics.upstream(request.decision?.entry?.route.name ?? UNMATCHED_ROUTE, upstreamStatusClass(result), elapsedMs / 1000);
+    process.nextTick(metrics.upstream, request.decision?.entry?.route.name ?? UNMATCHED_ROUTE, upstreamStatusClass(result), elapsedMs / 1000);
   };
 }
 

@@ -26,7 +26,8 @@ export interface RequestLifecycleOptions<T> {
   readonly refuse?: (request: FastifyRequest) => GatewayError | undefined;
   /**
    * Told once per request: when its answer starts (with the status), or when the client went away before any
-   * answer (no status); with the milliseconds since the request arrived.
+   * answer (no status); with the milliseconds since the request arrived. Told right after the answer was handed
+   * to the socket, like nginx's log phase: what it does (audit line, metrics) is not part of the client's wait.
    */
   readonly onAnswered?: (request: FastifyRequest, runtime: T, status: number | undefined, latencyMs: number) => void;
   /** Milliseconds, monotonic; injected in tests. */
@@ -79,7 +80,7 @@ export function registerRequestLifecycle<T>(app: FastifyInstance, runtimes: Runt
   function answered(entry: Tracked<T>, status: number | undefined): void {
     if (entry.answered) return;
     entry.answered = true;
-    onAnswered?.(entry.request, entry.runtime, status, now() - entry.startedAt);
+    if (onAnswered) process.nextTick(onAnswered, entry.request, entry.runtime, status, now() - entry.startedAt);
   }
 
   function closed(this: ServerResponse): void {
