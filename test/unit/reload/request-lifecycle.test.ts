@@ -1,9 +1,9 @@
-import fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registerRequestLifecycle } from '../../../src/reload/plugin.js';
 import { createRuntimeSwitch } from '../../../src/reload/runtime-switch.js';
 
-const apps: ReturnType<typeof fastify>[] = [];
+const apps: FastifyInstance[] = [];
 afterEach(async () => {
   await Promise.all(apps.splice(0).map((app) => app.close()));
 });
@@ -11,7 +11,7 @@ afterEach(async () => {
 function lifecycleApp(onAnswered: (request: FastifyRequest, runtime: string, status: number | undefined) => void) {
   const app = fastify();
   apps.push(app);
-  const runtimes = createRuntimeSwitch('first', { retire: async () => undefined, retireAfterMs: 60_000 });
+  const runtimes = createRuntimeSwitch('first', { retire: () => Promise.resolve(), retireAfterMs: 60_000 });
   const lifecycle = registerRequestLifecycle(app, runtimes, { onAnswered });
   return { app, runtimes, lifecycle };
 }
