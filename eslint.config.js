@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'schema/**'] },
+  { ignores: ['dist/**', '.ab/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'schema/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

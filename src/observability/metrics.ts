@@ -48,7 +48,7 @@ export interface GatewayMetrics {
   /** A verdict of the decision listener: route, the asking proxy's dialect, the status answered. */
   decision(route: string, dialect: string, status: number): void;
   authDecision(route: string, kind: AuthDecisionKind, result: AuthDecisionResult, seconds: number): void;
-  upstream(route: string, statusClass: UpstreamStatusClass, seconds: number): void;
+  upstream(this: void, route: string, statusClass: UpstreamStatusClass, seconds: number): void;
   configReload(result: ReloadResult): void;
   readonly sseStreamOpened: () => void;
   readonly sseStreamClosed: () => void;
