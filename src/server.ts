@@ -27,6 +27,7 @@ import { restartOnlyChanges } from './reload/restart-only.js';
 import { createRuntimeSwitch } from './reload/runtime-switch.js';
 import { shutdown } from './reload/shutdown.js';
 import type { RuntimeServices, VerifierFactory } from './runtime.js';
+import { lazyRequestLogger } from './observability/request-logger.js';
 
 export interface ServerDeps {
   readonly logger: Logger;
@@ -130,6 +131,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     // One audit line per decision replaces fastify's two per-request lines: half the gateway's allocations
     // were those lines going through redaction (bench/README.md, profile).
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();

@@ -12,6 +12,7 @@ import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Runtime } from '../runtime.js';
 import { originalRequest, type Dialect } from './original-request.js';
 import { allowHeaders, refusalForProxy } from './verdict.js';
+import { lazyRequestLogger } from '../observability/request-logger.js';
 
 export interface DecisionServerOptions {
   readonly logger: Logger;
@@ -50,6 +51,7 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
   const app: FastifyInstance = fastify<Server, IncomingMessage, ServerResponse, FastifyBaseLogger>({
     loggerInstance: logger,
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
     bodyLimit: options.maxBodyBytes,
   });
   app.removeAllContentTypeParsers();

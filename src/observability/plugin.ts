@@ -9,6 +9,7 @@ import { auditRecord } from './audit.js';
 import type { Readiness } from './health.js';
 import { requestOutcome, UNMATCHED_ROUTE, upstreamStatusClass, type GatewayMetrics } from './metrics.js';
 import type { SseStreams } from './sse-streams.js';
+import { lazyRequestLogger } from './request-logger.js';
 
 export const HEALTH_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 export const METRICS_PATH = '/metrics';
@@ -89,6 +90,7 @@ export function buildAdminServer(options: AdminServerOptions): FastifyInstance {
     loggerInstance: options.logger.child({ listener: 'admin' }),
     // Scrapes and probes every few seconds would drown the request log.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyRequestLogger,
   });
   app.get(METRICS_PATH, async (_request, reply) => {
     const { contentType, body } = await options.metrics.render();
