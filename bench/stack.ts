@@ -24,11 +24,8 @@ export interface Stack {
   readonly calculator: Endpoint;
   readonly references: Readonly<Record<ReferenceProxy, Endpoint>>;
   readonly authority: BenchProcess;
-  /**
-   * Replaces the gateway process by a fresh one (same config and port): a baseline without load history; from
-   * `gatewayEntry` when given (`bench/ab.ts` alternates builds).
-   */
-  restartGateway(gatewayEntry?: string): Promise<void>;
+  /** Replaces the gateway process by a fresh one (same config and port): a baseline without load history. */
+  restartGateway(): Promise<void>;
   /**
    * Another gateway from `gatewayEntry` on ports of its own, with the same config and public URL (the same tokens
    * are valid there): `bench/ab.ts` loads several builds at once.
@@ -159,7 +156,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       await waitFor('gateway /readyz', async () => (await fetch(`${origin}/readyz`)).status === 200);
       return handle;
     };
-    const startGateway = (gatewayEntry = options.gatewayEntry) => spawnGateway(gatewayEntry, configFile, gatewayPort, decisionPort);
+    const startGateway = () => spawnGateway(options.gatewayEntry, configFile, gatewayPort, decisionPort);
     let gateway = await startGateway();
 
     const sign = (key: CryptoKey, kid: string, audience: string): Promise<string> => {
@@ -185,10 +182,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         const [port, ownDecisionPort] = [await freePort(), await freePort()];
         return spawnGateway(gatewayEntry, await writeConfig(`gateway-${port}.yaml`, port, ownDecisionPort), port, ownDecisionPort);
       },
-      async restartGateway(gatewayEntry) {
+      async restartGateway() {
         await gateway.stop();
         started.splice(started.indexOf(gateway), 1);
-        gateway = await startGateway(gatewayEntry);
+        gateway = await startGateway();
       },
       mint: (route, kind = 'valid') =>
         sign(kind === 'valid' ? privateKey : rogue.privateKey, kind === 'unknown-kid' ? UNKNOWN_KID : KID, gatewayOrigin + ROUTES[route]),
