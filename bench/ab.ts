@@ -57,17 +57,24 @@ async function cpuPerRequest(targets: readonly Target[], ms: number): Promise<nu
   });
 }
 
+interface OneConnection {
+  readonly p50: number;
+  /** The target process's CPU µs per request: at one connection, most of it lies on the request's path. */
+  readonly cpu: number;
+}
+
 /** p50 latency in µs of each target, loaded one after another (starting with `first`) at one connection. */
-async function p50OneByOne(targets: readonly Target[], ms: number, first: number): Promise<number[]> {
-  const p50: number[] = targets.map(() => NaN);
+async function p50OneByOne(targets: readonly Target[], ms: number, first: number): Promise<OneConnection[]> {
+  const measured: OneConnection[] = targets.map(() => ({ p50: NaN, cpu: NaN }));
   for (let step = 0; step < targets.length; step += 1) {
     const index = (first + step) % targets.length;
-    const { origin, scenario } = targets[index] as Target;
+    const { pid, origin, scenario } = targets[index] as Target;
+    const before = sampleProcess(pid).cpuUs;
     const result = await runLoad({ origin, mode: MODES.c1, durationMs: ms, maxRequests: MAX_REQUESTS, request: scenario.request, expectStatus: scenario.expectStatus });
     if (result.failed > 0) throw new Error(`${scenario.id}: requests failed (${JSON.stringify(result.statuses)})`);
-    p50[index] = result.histogram.percentile(50) / 1000;
+    measured[index] = { p50: result.histogram.percentile(50) / 1000, cpu: (sampleProcess(pid).cpuUs - before) / result.ok };
   }
-  return p50;
+  return measured;
 }
 
 const median = (values: readonly number[]): number => {
@@ -102,17 +109,25 @@ async function compareLatency(targets: readonly Target[], direct: Target): Promi
   const all = [direct, ...targets];
   await p50OneByOne(all, WARMUP_MS, 0);
   const added: number[][] = targets.map(() => []);
+  const cpu: number[][] = targets.map(() => []);
   for (let round = 1; round <= rounds; round += 1) {
-    const [directP50 = NaN, ...p50] = await p50OneByOne(all, durationMs, round % all.length);
-    p50.forEach((value, index) => added[index]?.push(value - directP50));
-    const [referenceAdded = NaN, ...gatewayAdded] = p50.map((value) => value - directP50);
-    console.log(`round ${round}: direct p50 ${directP50.toFixed(1)} µs, added: reply-from ${referenceAdded.toFixed(1)} µs  ${gatewayAdded.map((value, index) => `#${index} ${value.toFixed(1)} µs ×${(value / referenceAdded).toFixed(2)}`).join('  ')}`);
+    const [direct = { p50: NaN, cpu: NaN }, ...measured] = await p50OneByOne(all, durationMs, round % all.length);
+    measured.forEach((value, index) => {
+      added[index]?.push(value.p50 - direct.p50);
+      cpu[index]?.push(value.cpu);
+    });
+    const [referenceAdded = NaN, ...gatewayAdded] = measured.map((value) => value.p50 - direct.p50);
+    console.log(`round ${round}: direct p50 ${direct.p50.toFixed(1)} µs, added: reply-from ${referenceAdded.toFixed(1)} µs  ${gatewayAdded.map((value, index) => `#${index} ${value.toFixed(1)} µs ×${(value / referenceAdded).toFixed(2)}`).join('  ')}`);
   }
-  console.log(`reply-from: median added p50 ${median(added[0] ?? []).toFixed(1)} µs`);
+  const ratiosTo = (own: readonly number[], reference: readonly number[]): number[] => own.map((value, round) => value / (reference[round] ?? NaN));
+  console.log(`reply-from: median added p50 ${median(added[0] ?? []).toFixed(1)} µs, CPU ${median(cpu[0] ?? []).toFixed(1)} µs/req`);
   entries.forEach((entry, index) => {
-    const own = added[index + 1] ?? [];
-    const ratios = own.map((value, round) => value / (added[0]?.[round] ?? NaN));
-    console.log(`#${index} ${entry}: median added p50 ${median(own).toFixed(1)} µs, ×${median(ratios).toFixed(3)} reply-from (medians of ${rounds} rounds)`);
+    const ownAdded = added[index + 1] ?? [];
+    const ownCpu = cpu[index + 1] ?? [];
+    console.log(
+      `#${index} ${entry}: median added p50 ${median(ownAdded).toFixed(1)} µs, ×${median(ratiosTo(ownAdded, added[0] ?? [])).toFixed(3)} reply-from; ` +
+        `CPU ${median(ownCpu).toFixed(1)} µs/req, ×${median(ratiosTo(ownCpu, cpu[0] ?? [])).toFixed(3)} (medians of ${rounds} rounds)`,
+    );
   });
 }
 

@@ -100,8 +100,21 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
     return toAuthContext(payload, settings, Math.floor(currentDate.getTime() / 1000));
   }
 
+  async function verifyAndKeep(token: string, key: string): Promise<AuthContext> {
+    const generation = keys.generation();
+    try {
+      const context = await verifyUncached(token);
+      results.value.set(key, { context, generation });
+      return context;
+    } catch (error) {
+      results.value.delete(key);
+      throw toGatewayError(error);
+    }
+  }
+
   return {
-    async verify(token) {
+    // A token verified before, under the same keys, that has not expired: its context at once.
+    verify(token) {
       const key = resultCacheKey(token);
       const hit = results.value.get(key);
       if (
@@ -112,15 +125,7 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
       ) {
         return hit.context;
       }
-      const generation = keys.generation();
-      try {
-        const context = await verifyUncached(token);
-        results.value.set(key, { context, generation });
-        return context;
-      } catch (error) {
-        results.value.delete(key);
-        throw toGatewayError(error);
-      }
+      return verifyAndKeep(token, key);
     },
     isReady: () => keys.hasKeys(),
     async warm() {

@@ -1,3 +1,5 @@
+import type { MaybePromise } from '../maybe-promise.js';
+
 /** What the gateway knows about the caller after a token was accepted. Never contains the token itself. */
 export interface AuthContext {
   readonly issuer: string;
@@ -19,11 +21,13 @@ export interface VerifyRequest {
 }
 
 /**
- * Validates a bearer token for one route. Resolves an AuthContext or rejects with a GatewayError whose code is
+ * Validates a bearer token for one route. Gives an AuthContext, or rejects with a GatewayError whose code is
  * `invalid_token` (the token is bad) or `auth_unavailable` (the gateway cannot decide now). Never anything else.
+ * A verdict at hand (a token verified before) comes back at once rather than as a promise; a refusal always comes
+ * as a rejected promise.
  */
 export interface TokenVerifier {
-  verify(token: string, request?: VerifyRequest): Promise<AuthContext>;
+  verify(token: string, request?: VerifyRequest): MaybePromise<AuthContext>;
   /** True once the verifier can decide (e.g. JWKS fetched at least once). */
   isReady(): boolean;
   /** Warm-up at start (fetch JWKS); never throws. */

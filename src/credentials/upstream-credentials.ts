@@ -1,6 +1,7 @@
 import type { AuthContext } from '../auth/types.js';
 import type { UpstreamAuth } from '../config/types.js';
 import type { ElicitationRequest } from '../consent/elicitation.js';
+import type { MaybePromise } from '../maybe-promise.js';
 import { createOAuthHeaders, type OAuthCredentialDeps } from './oauth-credentials.js';
 import type { UserGrants } from './user-oauth.js';
 
@@ -10,8 +11,11 @@ import type { UserGrants } from './user-oauth.js';
  * configured exchange endpoint as `subject_token`, never to the upstream, and is never among the headers.
  */
 export interface UpstreamCredentialProvider {
-  /** `request`: what a per-user grant needs to ask for consent in the request's own protocol revision. */
-  headersFor(auth: AuthContext, subjectToken: string, request?: ElicitationRequest): Promise<Readonly<Record<string, string>>>;
+  /**
+   * `request`: what a per-user grant needs to ask for consent in the request's own protocol revision. A static
+   * credential comes at once; one that may have to be fetched comes as a promise (and any refusal as its rejection).
+   */
+  headersFor(auth: AuthContext, subjectToken: string, request?: ElicitationRequest): MaybePromise<Readonly<Record<string, string>>>;
   /**
    * The upstream answered 401 to a request sent with `sent`: a per-user grant (user_oauth) is dropped so the next
    * request asks for consent again. Never throws.
@@ -31,15 +35,15 @@ const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 export function createUpstreamCredentialProvider(auth: UpstreamAuth, deps: CredentialDeps): UpstreamCredentialProvider {
   switch (auth.type) {
     case 'none':
-      return { headersFor: () => Promise.resolve(NO_HEADERS) };
+      return { headersFor: () => NO_HEADERS };
     case 'bearer': {
       const { token } = auth;
-      return { headersFor: () => Promise.resolve(Object.freeze({ authorization: `Bearer ${token.reveal()}` })) };
+      return { headersFor: () => Object.freeze({ authorization: `Bearer ${token.reveal()}` }) };
     }
     case 'header': {
       const name = auth.name.toLowerCase();
       const { value } = auth;
-      return { headersFor: () => Promise.resolve(Object.freeze({ [name]: value.reveal() })) };
+      return { headersFor: () => Object.freeze({ [name]: value.reveal() }) };
     }
     case 'client_credentials':
     case 'token_exchange':

@@ -3,6 +3,7 @@ import { effectiveScopes, grantsAll } from '../auth/scopes.js';
 import type { AuthContext } from '../auth/types.js';
 import type { LimitSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
+import { andThen, type MaybePromise } from '../maybe-promise.js';
 import { requiredScopes } from '../policy/required-scopes.js';
 import type { RouteRuntime } from '../runtime.js';
 import { singleHeader, type RequestFacts } from './facts.js';
@@ -22,9 +23,9 @@ function carriesTokenOutsideHeader(facts: RequestFacts): boolean {
 /**
  * Step 3–4: the token, from the Authorization header only (read from the raw lines, so a repeated header is seen),
  * verified by the route's verifier. 400 invalid_request for a token elsewhere or a malformed header, 401 without a
- * token or with an invalid one, 503 when the gateway cannot decide.
+ * token or with an invalid one, 503 when the gateway cannot decide. Throws or rejects with the refusal.
  */
-export async function authenticate(entry: RouteRuntime, limits: LimitSettings, facts: RequestFacts, state: DecisionState): Promise<AuthContext> {
+export function authenticate(entry: RouteRuntime, limits: LimitSettings, facts: RequestFacts, state: DecisionState): MaybePromise<AuthContext> {
   if (carriesTokenOutsideHeader(facts)) throw new GatewayError('invalid_request', { reason: 'token_outside_header' });
   const extraction = extractBearerToken(facts.rawHeaders, limits.maxTokenBytes);
   switch (extraction.kind) {
@@ -35,11 +36,13 @@ export async function authenticate(entry: RouteRuntime, limits: LimitSettings, f
     case 'too_long':
       throw new GatewayError('invalid_token', { reason: 'token_too_long' });
     case 'token': {
-      const auth = await entry.verifier.verify(extraction.token, { clientAddress: facts.clientAddress });
-      state.auth = auth;
-      state.scopes = effectiveScopes(auth.scopes, entry.route.policy.implies);
-      keepCallerToken(state, extraction.token);
-      return auth;
+      const { token } = extraction;
+      return andThen(entry.verifier.verify(token, { clientAddress: facts.clientAddress }), (auth) => {
+        state.auth = auth;
+        state.scopes = effectiveScopes(auth.scopes, entry.route.policy.implies);
+        keepCallerToken(state, token);
+        return auth;
+      });
     }
   }
 }

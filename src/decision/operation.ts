@@ -1,6 +1,7 @@
 import { grantsAll } from '../auth/scopes.js';
 import type { AuthContext } from '../auth/types.js';
 import { GatewayError } from '../errors.js';
+import { andThen, type MaybePromise } from '../maybe-promise.js';
 import { requiredScopes } from '../policy/required-scopes.js';
 import type { RouteRuntime } from '../runtime.js';
 import { singleHeader, type RequestFacts } from './facts.js';
@@ -17,22 +18,31 @@ export function checkOperationScopes(entry: RouteRuntime, state: DecisionState):
 /**
  * Step 7: the headers the gateway sets upstream for this caller: the route's upstream credential (never the
  * caller's token) and, with `upstream.identity`, a signed identity assertion. 502 when no credential can be had;
- * a URL elicitation (elicitation_required) when a user_oauth route has no grant for the caller yet.
+ * a URL elicitation (elicitation_required) when a user_oauth route has no grant for the caller yet. At once for a
+ * static credential without an identity assertion, else as a promise.
  */
-export async function resolveUpstreamHeaders(
+export function resolveUpstreamHeaders(
   entry: RouteRuntime,
   auth: AuthContext,
   facts: RequestFacts,
   state: DecisionState,
   body: Buffer | undefined,
-): Promise<void> {
+): MaybePromise<void> {
   // A per-user grant (user_oauth) that is missing asks for consent in the form the request's revision takes.
-  const credential = await entry.credentials.headersFor(auth, callerToken(state), {
+  const credential = entry.credentials.headersFor(auth, callerToken(state), {
     httpMethod: facts.method,
     protocolVersion: singleHeader(facts.headers, 'mcp-protocol-version'),
     message: state.message,
     body,
   });
   const { identity } = entry;
-  state.upstreamHeaders = identity ? { ...credential, [identity.header]: await identity.assert(auth, state.scopes) } : credential;
+  return andThen(credential, (headers) => {
+    if (!identity) {
+      state.upstreamHeaders = headers;
+      return undefined;
+    }
+    return identity.assert(auth, state.scopes).then((assertion) => {
+      state.upstreamHeaders = { ...headers, [identity.header]: assertion };
+    });
+  });
 }

@@ -1,4 +1,6 @@
+import type { AuthContext } from '../auth/types.js';
 import { GatewayError } from '../errors.js';
+import { andThen, type MaybePromise } from '../maybe-promise.js';
 import { declaredProtocolVersion, paramHeadersProblem, requiresMirroredHeaders } from '../policy/mcp-headers.js';
 import { dependsOnMessage, hasUnplaceableResourceUri } from '../policy/required-scopes.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
@@ -19,38 +21,47 @@ import type { DecisionState } from './state.js';
  * `refusalResponse`). The order is the contract: ARCHITECTURE.md "One request, end to end".
  *
  * Stage one, from the request line and headers: route, origin, preflight, token, method, route scopes, rate
- * limit, session. Resolves with an early answer (preflight, 405) or `undefined` to go on.
+ * limit, session. Gives an early answer (preflight, 405) or `undefined` to go on; at once when no step had to
+ * wait (a token verified before, no rate limit or session store to ask), else as a promise. Every caller handles
+ * a thrown refusal as well as a rejected one.
  */
-export async function admit(
+export function admit(
   runtime: Runtime,
   facts: RequestFacts,
   state: DecisionState,
   sessions: SessionBinding = 'bound_at_initialize',
-): Promise<EarlyAnswer | undefined> {
+): MaybePromise<EarlyAnswer | undefined> {
   const entry = matchRoute(runtime, facts, state);
   checkOrigin(runtime.config.hosts, entry, facts, state);
   const preflight = preflightAnswer(entry, facts);
   if (preflight) return preflight;
-  const auth = await authenticate(entry, runtime.config.limits, facts, state);
+  return andThen(authenticate(entry, runtime.config.limits, facts, state), (auth) => admitCaller(entry, auth, facts, state, sessions));
+}
+
+/** Stage one once the caller is known: method, route scopes, rate limit, session. */
+function admitCaller(
+  entry: RouteRuntime,
+  auth: AuthContext,
+  facts: RequestFacts,
+  state: DecisionState,
+  sessions: SessionBinding,
+): MaybePromise<EarlyAnswer | undefined> {
   const otherMethod = methodAnswer(facts.method);
   if (otherMethod) return otherMethod;
   checkRouteScopes(entry, state);
-  // Awaited only when there is something to wait for: each await is a turn of the microtask queue.
-  if (entry.rateLimiter) await entry.rateLimiter.take(auth);
-  const session = checkSession(entry, auth, facts, state, sessions);
-  if (session) await session;
-  return undefined;
+  const session = () => checkSession(entry, auth, facts, state, sessions)?.then(() => undefined);
+  return entry.rateLimiter ? entry.rateLimiter.take(auth).then(session) : session();
 }
 
 /**
  * Stage two, with the body (a POST's JSON-RPC message): message and mirrored headers, operation scopes, then the
- * upstream credential. On return `state.upstreamHeaders` is what to set upstream.
+ * upstream credential. Once it returned (or its promise resolved) `state.upstreamHeaders` is what to set upstream.
  */
-export async function authorize(facts: RequestFacts, state: DecisionState, body: Buffer | undefined): Promise<void> {
+export function authorize(facts: RequestFacts, state: DecisionState, body: Buffer | undefined): MaybePromise<void> {
   const { entry, auth } = admitted(state);
   readMessage(entry, facts, state, body);
   checkOperationScopes(entry, state);
-  await resolveUpstreamHeaders(entry, auth, facts, state, body);
+  return resolveUpstreamHeaders(entry, auth, facts, state, body);
 }
 
 /**

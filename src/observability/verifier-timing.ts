@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { RouteVerifier, TokenKind } from '../auth/route-verifier.js';
-import type { TokenVerifier } from '../auth/types.js';
+import type { AuthContext, TokenVerifier } from '../auth/types.js';
 import type { CompiledRoute } from '../config/types.js';
 import { isGatewayError } from '../errors.js';
 import type { VerifierFactory } from '../runtime.js';
@@ -12,19 +12,21 @@ function resultOf(error: unknown): AuthDecisionResult {
   return isGatewayError(error) && error.code === 'invalid_token' ? 'invalid_token' : 'auth_unavailable';
 }
 
-/** `inner` with every decision's outcome and duration reported to `observe`. */
+/** `inner` with every decision's outcome and duration reported to `observe`; a verdict at hand stays at hand. */
 function timedVerifier(inner: TokenVerifier, observe: ObserveDecision, now: () => number): TokenVerifier {
   return {
-    async verify(token, request) {
+    verify(token, request) {
       const startedAt = now();
-      try {
-        const context = await inner.verify(token, request);
+      const verdict = inner.verify(token, request);
+      const accepted = (context: AuthContext): AuthContext => {
         observe('accepted', (now() - startedAt) / 1000);
         return context;
-      } catch (error) {
+      };
+      if (!(verdict instanceof Promise)) return accepted(verdict);
+      return verdict.then(accepted, (error: unknown) => {
         observe(resultOf(error), (now() - startedAt) / 1000);
         throw error;
-      }
+      });
     },
     isReady: () => inner.isReady(),
     warm: () => inner.warm(),

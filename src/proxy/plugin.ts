@@ -10,6 +10,7 @@ import { admit, authorize } from '../decision/pipeline.js';
 import { recordAnswer } from '../decision/session.js';
 import { createDecisionState, NO_RESPONSE_HEADERS, type DecisionState } from '../decision/state.js';
 import { GatewayError, isGatewayError } from '../errors.js';
+import { settle } from '../maybe-promise.js';
 import { isEventStream, isJsonMediaType } from '../media-type.js';
 import { filterListResponse, filterReplayedListResponse, isFilteredList } from '../policy/list-visibility.js';
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
@@ -268,24 +269,32 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
     exposeHeadRoute: false,
     bodyLimit: options.maxBodyBytes,
     // The decision's first stage runs before the body is read, so an unauthenticated client never makes the
-    // gateway buffer one; the second stage, in the handler, reads the body it was handed.
-    onRequest: async (request, reply) => {
+    // gateway buffer one; the second stage, in the handler, reads the body it was handed. A callback hook: when
+    // the decision had nothing to wait for, the request goes on without a turn of the microtask queue.
+    onRequest: (request, reply, done) => {
       const runtime = options.current(request);
       const state = createDecisionState(runtime.config.limits.maxBodyBytes);
       request.decision = state;
-      const answer = await admit(runtime, factsOf(request), state);
-      if (state.responseHeaders !== NO_RESPONSE_HEADERS) void reply.headers(state.responseHeaders);
-      if (answer) return reply.code(answer.status).headers(answer.headers).send();
-      // fastify fixes its body limit at start; a reload may lower `limits.max_body_bytes`: a declared length over
-      // this request's limit is refused here, before the body is read (a chunked one once it is complete, below).
-      if (Number(request.headers['content-length']) > state.maxBodyBytes) throw new GatewayError('payload_too_large');
-      return undefined;
+      settle(
+        () => admit(runtime, factsOf(request), state),
+        (error, answer) => {
+          if (error) return done(error);
+          if (state.responseHeaders !== NO_RESPONSE_HEADERS) void reply.headers(state.responseHeaders);
+          // An early answer ends the request here: a callback hook that replies does not call `done`.
+          if (answer) return void reply.code(answer.status).headers(answer.headers).send();
+          // fastify fixes its body limit at start; a reload may lower `limits.max_body_bytes`: a declared length
+          // over this request's limit is refused here, before the body is read (a chunked one once it is complete).
+          if (Number(request.headers['content-length']) > state.maxBodyBytes) return done(new GatewayError('payload_too_large'));
+          return done();
+        },
+      );
     },
     handler: async (request, reply) => {
-      // The decision's second stage, now that the body is complete.
+      // The decision's second stage, now that the body is complete; awaited only when it has to wait.
       const state = request.decision;
       if (!state) throw new Error('MCP request state missing: the decision did not run');
-      await authorize(factsOf(request), state, Buffer.isBuffer(request.body) ? request.body : undefined);
+      const authorizing = authorize(factsOf(request), state, Buffer.isBuffer(request.body) ? request.body : undefined);
+      if (authorizing instanceof Promise) await authorizing;
       const admission = admitted(request);
       const { entry } = admission;
       const upstream = entry.route.upstream.url;

@@ -1,12 +1,14 @@
 import { isGatewayError } from '../../src/errors.js';
+import type { MaybePromise } from '../../src/maybe-promise.js';
 
 /**
  * How a verification ended, as a comparable string: `accepted`, the GatewayError code (with `:reason` when asked),
- * or `not a GatewayError` — so a table of cases can assert outcomes with one `toBe`.
+ * or `not a GatewayError` — so a table of cases can assert outcomes with one `toBe`. A verdict given at once (a
+ * cached token) is accepted; a refusal always comes as a rejection.
  */
-export async function outcome(promise: Promise<unknown>, options: { withReason?: boolean } = {}): Promise<string> {
+export async function outcome(verdict: MaybePromise<unknown>, options: { withReason?: boolean } = {}): Promise<string> {
   try {
-    await promise;
+    await verdict;
     return 'accepted';
   } catch (error) {
     if (!isGatewayError(error)) return 'not a GatewayError';

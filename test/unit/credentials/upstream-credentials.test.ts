@@ -26,9 +26,9 @@ describe('createUpstreamCredentialProvider', () => {
     ['none', { type: 'none' }, {}],
     ['bearer', { type: 'bearer', token: new Secret(SECRET_VALUE) }, { authorization: `Bearer ${SECRET_VALUE}` }],
     ['header (name lowercased)', { type: 'header', name: 'X-Upstream-Key', value: new Secret(SECRET_VALUE) }, { 'x-upstream-key': SECRET_VALUE }],
-  ])('F1 %s → the configured credential', async (_name, upstreamAuth, expected) => {
+  ])('F1 %s → the configured credential, at once', (_name, upstreamAuth, expected) => {
     const provider = createUpstreamCredentialProvider(upstreamAuth, deps);
-    await expect(provider.headersFor(auth, CALLER_TOKEN)).resolves.toStrictEqual(expected);
+    expect(provider.headersFor(auth, CALLER_TOKEN)).toStrictEqual(expected);
   });
 
   it.each<[string, UpstreamAuth]>([
@@ -47,11 +47,11 @@ describe('createUpstreamCredentialProvider', () => {
     expect(Object.isFrozen(headers)).toBe(true);
   });
 
-  it('F7 a provider built from a rotated secret serves the new value', async () => {
+  it('F7 a provider built from a rotated secret serves the new value', () => {
     const before = createUpstreamCredentialProvider({ type: 'bearer', token: new Secret('old') }, deps);
     const after = createUpstreamCredentialProvider({ type: 'bearer', token: new Secret('new') }, deps);
-    await expect(before.headersFor(auth, CALLER_TOKEN)).resolves.toEqual({ authorization: 'Bearer old' });
-    await expect(after.headersFor(auth, CALLER_TOKEN)).resolves.toEqual({ authorization: 'Bearer new' });
+    expect(before.headersFor(auth, CALLER_TOKEN)).toEqual({ authorization: 'Bearer old' });
+    expect(after.headersFor(auth, CALLER_TOKEN)).toEqual({ authorization: 'Bearer new' });
   });
 
   it('rejects an auth type it does not know (config drift) at creation', () => {

@@ -75,6 +75,15 @@ describe('timedVerifiers', () => {
     ]);
   });
 
+  it('a verdict the inner verifier gives at once (a cached token) is timed and stays at once', () => {
+    const { decisions, metrics, now } = recorder();
+    const context = { issuer: ISSUER, subject: 'alice', clientId: undefined, scopes: new Set<string>(), audience: [], expiresAt: 0, tokenKind: 'jwt' as const };
+    const cached: TokenVerifier = { ...fake('jwt'), verify: () => context };
+    const verifier = timedVerifiers(() => dispatchingVerifier({ jwt: cached }, ISSUER), metrics, now)(route({ jwt: true }));
+    expect(verifier.verify(JWT_FROM_ISSUER)).toBe(context);
+    expect(decisions).toEqual([['calc', 'jwt', 'accepted', 0.25]]);
+  });
+
   it('passes the context through and keeps readiness, warm-up and close', async () => {
     const { metrics, now } = recorder();
     let closed = false;
