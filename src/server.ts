@@ -17,6 +17,7 @@ import { registerMetadataRoutes } from './metadata/plugin.js';
 import { readiness } from './observability/health.js';
 import { createGatewayMetrics, type GatewayMetrics } from './observability/metrics.js';
 import { buildAdminServer, HEALTH_PATHS, registerHealthRoutes, requestObserver, upstreamObserver } from './observability/plugin.js';
+import { runQueued } from './observability/after-turn.js';
 import { createSseStreams } from './observability/sse-streams.js';
 import { timedVerifiers } from './observability/verifier-timing.js';
 import { registerProxyRoutes } from './proxy/plugin.js';
@@ -261,6 +262,8 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
         });
         if (result === 'forced') deps.logger.warn('shutdown grace period over: remaining connections were cut');
         await Promise.all([runtimes.close(), admin.close(), decision?.close(), deps.cache.close()]);
+        // The last requests' audit lines and metrics, before the process exits.
+        runQueued();
       })();
       return closing;
     },

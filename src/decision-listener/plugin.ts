@@ -7,6 +7,7 @@ import { admit, authorize, authorizeWithoutBody } from '../decision/pipeline.js'
 import { refusalResponse } from '../decision/refusal.js';
 import { createDecisionState, type DecisionState } from '../decision/state.js';
 import { GatewayError, isGatewayError } from '../errors.js';
+import { afterTurn } from '../observability/after-turn.js';
 import { auditRecord } from '../observability/audit.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Runtime } from '../runtime.js';
@@ -102,7 +103,9 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
         const refusal = refusalForProxy(refusalResponse(error, state), dialect);
         [status, headers, body] = [refusal.statusCode, { ...refusal.headers }, refusal.body];
       }
-      record(options, logger, dialect, state, facts.method, status, performance.now() - startedAt);
+      // The audit line and metric come after the turn: the proxy waiting for the verdict does not wait for them.
+      const latencyMs = performance.now() - startedAt;
+      afterTurn(() => record(options, logger, dialect, state, facts.method, status, latencyMs));
       return reply.code(status).headers(headers).send(body);
     },
   });

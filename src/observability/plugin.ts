@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { pathOf } from '../decision/facts.js';
 import { CONSENT_PATH_PREFIX } from '../config/rules.js';
 import type { Runtime } from '../runtime.js';
+import { afterTurn } from './after-turn.js';
 import { auditRecord } from './audit.js';
 import type { Readiness } from './health.js';
 import { requestOutcome, UNMATCHED_ROUTE, upstreamStatusClass, type GatewayMetrics } from './metrics.js';
@@ -66,12 +67,13 @@ export function trackEventStream(response: ServerResponse, streams: SseStreams):
 }
 
 /**
- * Feeds `upstream_request_seconds`; given to the proxy routes. Observed once the current work is done, like the
+ * Feeds `upstream_request_seconds`; given to the proxy routes. Observed after the turn (`afterTurn`), like the
  * request's own metrics (see RequestLifecycleOptions.onAnswered): the relay of the answer does not wait for it.
  */
 export function upstreamObserver(metrics: GatewayMetrics) {
   return (request: FastifyRequest, result: number | 'unreachable' | 'timeout', elapsedMs: number): void => {
-    process.nextTick(metrics.upstream, request.decision?.entry?.route.name ?? UNMATCHED_ROUTE, upstreamStatusClass(result), elapsedMs / 1000);
+    const route = request.decision?.entry?.route.name ?? UNMATCHED_ROUTE;
+    afterTurn(() => metrics.upstream(route, upstreamStatusClass(result), elapsedMs / 1000));
   };
 }
 

@@ -4,6 +4,7 @@ import type { AuthContext, TokenVerifier } from '../auth/types.js';
 import type { CompiledRoute } from '../config/types.js';
 import { isGatewayError } from '../errors.js';
 import type { VerifierFactory } from '../runtime.js';
+import { afterTurn } from './after-turn.js';
 import type { AuthDecisionResult, GatewayMetrics } from './metrics.js';
 
 type ObserveDecision = (result: AuthDecisionResult, seconds: number) => void;
@@ -12,19 +13,26 @@ function resultOf(error: unknown): AuthDecisionResult {
   return isGatewayError(error) && error.code === 'invalid_token' ? 'invalid_token' : 'auth_unavailable';
 }
 
-/** `inner` with every decision's outcome and duration reported to `observe`; a verdict at hand stays at hand. */
+/**
+ * `inner` with every decision's outcome and duration reported to `observe`, after the turn (`afterTurn`: the
+ * request does not wait for a metric); a verdict at hand stays at hand.
+ */
 function timedVerifier(inner: TokenVerifier, observe: ObserveDecision, now: () => number): TokenVerifier {
   return {
     verify(token, request) {
       const startedAt = now();
+      const record = (result: AuthDecisionResult): void => {
+        const seconds = (now() - startedAt) / 1000;
+        afterTurn(() => observe(result, seconds));
+      };
       const verdict = inner.verify(token, request);
       const accepted = (context: AuthContext): AuthContext => {
-        observe('accepted', (now() - startedAt) / 1000);
+        record('accepted');
         return context;
       };
       if (!(verdict instanceof Promise)) return accepted(verdict);
       return verdict.then(accepted, (error: unknown) => {
-        observe(resultOf(error), (now() - startedAt) / 1000);
+        record(resultOf(error));
         throw error;
       });
     },

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayError } from '../errors.js';
 import { InFlightList, type InFlightEntry } from '../in-flight-list.js';
+import { afterTurn } from '../observability/after-turn.js';
 import type { RuntimeSwitch } from './runtime-switch.js';
 
 /** A request on its way through the gateway, with the reply that will answer it. */
@@ -26,8 +27,9 @@ export interface RequestLifecycleOptions<T> {
   readonly refuse?: (request: FastifyRequest) => GatewayError | undefined;
   /**
    * Told once per request: when its answer starts (with the status), or when the client went away before any
-   * answer (no status); with the milliseconds since the request arrived. Told right after the answer was handed
-   * to the socket, like nginx's log phase: what it does (audit line, metrics) is not part of the client's wait.
+   * answer (no status); with the milliseconds since the request arrived. Told after the turn that handed the
+   * answer to the socket (`afterTurn`), like nginx's log phase: what it does (audit line, metrics) is not part of
+   * the client's wait.
    */
   readonly onAnswered?: (request: FastifyRequest, runtime: T, status: number | undefined, latencyMs: number) => void;
   /** Milliseconds, monotonic; injected in tests. */
@@ -80,7 +82,9 @@ export function registerRequestLifecycle<T>(app: FastifyInstance, runtimes: Runt
   function answered(entry: Tracked<T>, status: number | undefined): void {
     if (entry.answered) return;
     entry.answered = true;
-    if (onAnswered) process.nextTick(onAnswered, entry.request, entry.runtime, status, now() - entry.startedAt);
+    if (!onAnswered) return;
+    const latencyMs = now() - entry.startedAt;
+    afterTurn(() => onAnswered(entry.request, entry.runtime, status, latencyMs));
   }
 
   function closed(this: ServerResponse): void {

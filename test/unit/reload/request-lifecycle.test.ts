@@ -1,5 +1,6 @@
 import fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
+import { afterQueued } from '../../../src/observability/after-turn.js';
 import { registerRequestLifecycle } from '../../../src/reload/plugin.js';
 import { createRuntimeSwitch } from '../../../src/reload/runtime-switch.js';
 
@@ -27,6 +28,9 @@ describe('request lifecycle', () => {
     });
     const response = await app.inject({ method: 'GET', url: '/answer' });
     expect(response.statusCode).toBe(201);
+    // The client has its answer before the observer ran: it runs after the turn.
+    expect(told).toEqual([]);
+    await afterQueued();
     expect(told).toEqual([{ status: 201, runtime: 'first', answerWritten: true }]);
   });
 
