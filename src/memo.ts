@@ -13,3 +13,23 @@ export function perObject<K extends object, V extends NonNullable<unknown>>(comp
     return value;
   };
 }
+
+/**
+ * `keyOf(token)` remembered for the last token each connection carried: a client sends the same token on a
+ * kept-alive connection again and again, and a cache key is a hash (SHA-256 or HMAC) that costs more than the
+ * rest of a cached token's check (bench/README.md, issue 13). Exact string equality gives exactly the key the
+ * hash would; nothing is shared across connections. It keeps one token per open connection (the one its next
+ * request will most likely send again), dropped with the connection; the token caches themselves hold only keys.
+ * A mismatch costs one string comparison against a token that this connection itself sent last.
+ */
+export function perConnection(keyOf: (token: string) => string): (token: string, connection: object | undefined) => string {
+  const last = new WeakMap<object, { readonly token: string; readonly key: string }>();
+  return (token, connection) => {
+    if (connection === undefined) return keyOf(token);
+    const remembered = last.get(connection);
+    if (remembered?.token === token) return remembered.key;
+    const key = keyOf(token);
+    last.set(connection, { token, key });
+    return key;
+  };
+}

@@ -5,7 +5,7 @@ import { createValueSealer, type ValueSealer } from '../cache/sealed-value.js';
 import type { CacheStore } from '../cache/store.js';
 import type { IntrospectionSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import { perObject } from '../memo.js';
+import { perConnection, perObject } from '../memo.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { createFairBulkhead, type BulkheadRefusal } from './fair-bulkhead.js';
 import { requestIntrospection, type IntrospectionFailure } from './introspection-client.js';
@@ -84,7 +84,7 @@ export function createIntrospectionVerifier(
   const now = deps.now ?? Date.now;
   const fetchImpl = deps.fetch ?? globalThis.fetch;
   const bulkhead = createFairBulkhead({ capacity: deps.maxConcurrent ?? DEFAULT_MAX_CONCURRENT, maxWaitMs: settings.timeout });
-  const cacheKeyOf = introspectionCacheKeys(settings.issuer ?? settings.endpoint.href, deps.keySecret);
+  const cacheKeyOf = perConnection(introspectionCacheKeys(settings.issuer ?? settings.endpoint.href, deps.keySecret));
   const log = deps.logger?.child({ component: 'introspection', endpoint: settings.endpoint.origin });
   const logFailure = failureLogger(log, now);
   const inFlight = new Map<string, Promise<IntrospectionEntry>>();
@@ -149,8 +149,8 @@ export function createIntrospectionVerifier(
     return flight;
   }
 
-  async function entryFor(token: string, clientAddress: string | undefined): Promise<IntrospectionEntry> {
-    const key = cacheKeyOf(token);
+  async function entryFor(token: string, { clientAddress, connection }: VerifyRequest): Promise<IntrospectionEntry> {
+    const key = cacheKeyOf(token, connection);
     const pending = inFlight.get(key);
     const hit = pending ? undefined : await cached(key);
     if (hit) {
@@ -167,7 +167,7 @@ export function createIntrospectionVerifier(
       if (token.length > MAX_TOKEN_LENGTH || !B64TOKEN.test(token)) {
         throw new GatewayError('invalid_token', { reason: 'malformed_token' });
       }
-      const entry = await entryFor(token, request?.clientAddress);
+      const entry = await entryFor(token, request ?? {});
       checkEntry(entry, { audience: deps.audience, issuer: settings.issuer, now: now(), clockTolerance: settings.clockTolerance });
       return callerFor(entry);
     },

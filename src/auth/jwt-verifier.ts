@@ -9,6 +9,7 @@ import type { AuthCounters } from '../observability/auth-counters.js';
 import { bearerRefusal, named } from './bearer-claims.js';
 import { discoverJwksUri } from './issuer-metadata.js';
 import { closeJwksLocation, createJwksLocation, createJwksSource, type JwksLocation } from './jwks-source.js';
+import { perConnection } from '../memo.js';
 import { parseScopeClaim } from './scopes.js';
 import { createSharedPool, type SharedPool } from './shared-pool.js';
 import type { AuthContext, TokenVerifier } from './types.js';
@@ -25,7 +26,7 @@ export interface JwtVerifierOptions {
   readonly caches?: JwtVerifierCaches;
 }
 
-/** Verified tokens kept per verifier; the hit path is a hash and a map lookup instead of a signature check. */
+/** Verified tokens kept per verifier; the hit path is a map lookup (and a hash once per connection) instead of a signature check. */
 const RESULT_CACHE_SIZE = 10_000;
 
 /** Three unpadded base64url segments (RFC 7515 §7.1); rejects padding, `%`, 2 or 4 dots and JWE before decoding. */
@@ -67,6 +68,7 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
   const location = caches.jwksLocations.acquire(`${settings.issuer} ${settings.jwksUri?.href ?? '(discovered)'}`, createJwksLocation);
   // Any setting may change what a token verifies to, so only identical settings share verified tokens.
   const results = caches.results.acquire(JSON.stringify(settings), () => new LRUCache<string, CachedResult>({ max: RESULT_CACHE_SIZE }));
+  const cacheKeyOf = perConnection(resultCacheKey);
   let discovered: URL | undefined;
 
   const keys = createJwksSource({
@@ -114,8 +116,8 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
 
   return {
     // A token verified before, under the same keys, that has not expired: its context at once.
-    verify(token) {
-      const key = resultCacheKey(token);
+    verify(token, request) {
+      const key = cacheKeyOf(token, request?.connection);
       const hit = results.value.get(key);
       if (
         hit &&

@@ -18,6 +18,8 @@ export interface AuthContext {
 export interface VerifyRequest {
   /** The client's network address (the TCP peer): introspection shares its capacity fairly between clients. */
   readonly clientAddress?: string | undefined;
+  /** The connection the token came on (its socket): the token's cache key is remembered for it (`perConnection`). */
+  readonly connection?: object | undefined;
 }
 
 /**

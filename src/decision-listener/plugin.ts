@@ -32,7 +32,14 @@ export interface DecisionServerOptions {
 const PARTIAL_BODY_HEADER = 'x-envoy-auth-partial-body';
 
 function receivedFacts(request: FastifyRequest): RequestFacts {
-  return { method: request.method, url: request.url, headers: request.headers, rawHeaders: request.raw.rawHeaders, clientAddress: request.ip };
+  return {
+    method: request.method,
+    url: request.url,
+    headers: request.headers,
+    rawHeaders: request.raw.rawHeaders,
+    clientAddress: request.ip,
+    connection: request.raw.socket,
+  };
 }
 
 /** The whole body Envoy sent with the question, if any. */

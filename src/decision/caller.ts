@@ -37,7 +37,7 @@ export function authenticate(entry: RouteRuntime, limits: LimitSettings, facts: 
       throw new GatewayError('invalid_token', { reason: 'token_too_long' });
     case 'token': {
       const { token } = extraction;
-      return andThen(entry.verifier.verify(token, { clientAddress: facts.clientAddress }), (auth) => {
+      return andThen(entry.verifier.verify(token, { clientAddress: facts.clientAddress, connection: facts.connection }), (auth) => {
         state.auth = auth;
         state.scopes = effectiveScopes(auth.scopes, entry.route.policy.implies);
         keepCallerToken(state, token);

@@ -14,6 +14,8 @@ export interface RequestFacts {
   readonly rawHeaders: readonly string[];
   /** The peer's address, for per-client fairness in the introspection bulkhead. */
   readonly clientAddress: string | undefined;
+  /** The connection the request came on: a verifier hashes a token once per connection that keeps sending it. */
+  readonly connection?: object | undefined;
 }
 
 /** The path of a request target, without its query. */

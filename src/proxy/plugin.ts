@@ -49,7 +49,14 @@ declare module 'fastify' {
 
 /** A request's decision facts, straight from the framework's request: no copying of headers. */
 function factsOf(request: FastifyRequest): RequestFacts {
-  return { method: request.method, url: request.url, headers: request.headers, rawHeaders: request.raw.rawHeaders, clientAddress: request.ip };
+  return {
+    method: request.method,
+    url: request.url,
+    headers: request.headers,
+    rawHeaders: request.raw.rawHeaders,
+    clientAddress: request.ip,
+    connection: request.raw.socket,
+  };
 }
 
 /** A request the decision let through: its state, the route and the caller. */

@@ -265,8 +265,8 @@ async function rejection(verdict: MaybePromise<unknown>): Promise<GatewayError> 
 }
 
 /** Rejected as invalid_token; the error carries no cause (jose claim errors hold the payload) and never the token. */
-async function expectInvalid(verifying: TokenVerifier, token: string, reason?: string): Promise<void> {
-  const error = await rejection(verifying.verify(token));
+async function expectInvalid(verifying: TokenVerifier, token: string, reason?: string, connection?: object): Promise<void> {
+  const error = await rejection(verifying.verify(token, { connection }));
   expect(error.code).toBe('invalid_token');
   if (reason !== undefined) expect(error.reason).toBe(reason);
   expect(error.cause).toBeUndefined();
@@ -320,6 +320,22 @@ describe('accepted tokens', () => {
     const first = await verifying.verify(token);
     expect(verifying.verify(token)).toBe(first);
     expect(as.count(JWKS_PATH)).toBe(1);
+  });
+});
+
+describe('per-connection cache keys', () => {
+  it('a forged token on the connection of a verified one is verified on its own and refused', async () => {
+    const verifying = await warmVerifier();
+    const connection = {};
+    const good = await mint();
+    await verifying.verify(good, { connection });
+    const [header, payload] = good.split('.');
+    // Same header and payload, another signature; then the good token's signature on another payload.
+    await expectInvalid(verifying, `${header}.${payload}.${'A'.repeat(86)}`, undefined, connection);
+    const other = await mint({ claims: { sub: 'mallory' } });
+    await expectInvalid(verifying, `${other.split('.').slice(0, 2).join('.')}.${good.split('.')[2] ?? ''}`, undefined, connection);
+    // The good token on the same connection is still served from the cache.
+    expect(verifying.verify(good, { connection })).toMatchObject({ subject: 'user-1' });
   });
 });
 
