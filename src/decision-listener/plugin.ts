@@ -2,7 +2,7 @@ import { METHODS, type IncomingMessage, type Server, type ServerResponse } from 
 import { performance } from 'node:perf_hooks';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { RequestFacts } from '../decision/facts.js';
+import { requestFacts } from '../request-facts.js';
 import { admit, authorize, authorizeWithoutBody } from '../decision/pipeline.js';
 import { refusalResponse } from '../decision/refusal.js';
 import { createDecisionState, type DecisionState } from '../decision/state.js';
@@ -30,17 +30,6 @@ export interface DecisionServerOptions {
 
 /** Envoy sends this when `with_request_body.allow_partial_message` cut the body: a partial message decides nothing. */
 const PARTIAL_BODY_HEADER = 'x-envoy-auth-partial-body';
-
-function receivedFacts(request: FastifyRequest): RequestFacts {
-  return {
-    method: request.method,
-    url: request.url,
-    headers: request.headers,
-    rawHeaders: request.raw.rawHeaders,
-    clientAddress: request.ip,
-    connection: request.raw.socket,
-  };
-}
 
 /** The whole body Envoy sent with the question, if any. */
 function bodyOf(request: FastifyRequest): Buffer | undefined {
@@ -76,7 +65,7 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
     exposeHeadRoute: false,
     handler: async (request, reply) => {
       const startedAt = performance.now();
-      const original = originalRequest(receivedFacts(request), options.pathPrefix);
+      const original = originalRequest(requestFacts(request), options.pathPrefix);
       if (original.kind === 'unusable') {
         logger.error({ dialect: original.dialect, missing: original.missing }, 'decision listener: the proxy did not describe the request; refused (fix the proxy config)');
         return reply.code(500).type('application/json').send({ error: 'decision_request_incomplete' });

@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { grantsAll } from '../auth/scopes.js';
-import type { RequestFacts } from '../decision/facts.js';
+import { requestFacts } from '../request-facts.js';
 import { admit, authorize } from '../decision/pipeline.js';
 import { recordAnswer } from '../decision/session.js';
 import { createDecisionState, NO_RESPONSE_HEADERS, type DecisionState } from '../decision/state.js';
@@ -45,18 +45,6 @@ declare module 'fastify' {
     /** The decision about an MCP request (src/decision/); null on other paths. */
     decision: DecisionState | null;
   }
-}
-
-/** A request's decision facts, straight from the framework's request: no copying of headers. */
-function factsOf(request: FastifyRequest): RequestFacts {
-  return {
-    method: request.method,
-    url: request.url,
-    headers: request.headers,
-    rawHeaders: request.raw.rawHeaders,
-    clientAddress: request.ip,
-    connection: request.raw.socket,
-  };
 }
 
 /** A request the decision let through: its state, the route and the caller. */
@@ -283,7 +271,7 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       const state = createDecisionState(runtime.config.limits.maxBodyBytes);
       request.decision = state;
       settle(
-        () => admit(runtime, factsOf(request), state),
+        () => admit(runtime, requestFacts(request), state),
         (error, answer) => {
           if (error) return done(error);
           if (state.responseHeaders !== NO_RESPONSE_HEADERS) void reply.headers(state.responseHeaders);
@@ -300,7 +288,7 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       // The decision's second stage, now that the body is complete; awaited only when it has to wait.
       const state = request.decision;
       if (!state) throw new Error('MCP request state missing: the decision did not run');
-      const authorizing = authorize(factsOf(request), state, Buffer.isBuffer(request.body) ? request.body : undefined);
+      const authorizing = authorize(requestFacts(request), state, Buffer.isBuffer(request.body) ? request.body : undefined);
       if (authorizing instanceof Promise) await authorizing;
       const admission = admitted(request);
       const { entry } = admission;
