@@ -20,7 +20,7 @@ export function perObject<K extends object, V extends NonNullable<unknown>>(comp
  * rest of a cached token's check (bench/README.md, issue 13). Exact string equality gives exactly the key the
  * hash would; nothing is shared across connections. It keeps one token per open connection (the one its next
  * request will most likely send again), dropped with the connection; the token caches themselves hold only keys.
- * A mismatch costs one string comparison against a token that this connection itself sent last.
+ * A mismatch costs one string comparison (and the hash it would have cost anyway).
  */
 export function perConnection(keyOf: (token: string) => string): (token: string, connection: object | undefined) => string {
   const last = new WeakMap<object, { readonly token: string; readonly key: string }>();

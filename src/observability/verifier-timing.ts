@@ -26,15 +26,20 @@ function timedVerifier(inner: TokenVerifier, observe: ObserveDecision, now: () =
         afterTurn(() => observe(result, seconds));
       };
       const verdict = inner.verify(token, request);
-      const accepted = (context: AuthContext): AuthContext => {
+      if (!(verdict instanceof Promise)) {
         record('accepted');
-        return context;
-      };
-      if (!(verdict instanceof Promise)) return accepted(verdict);
-      return verdict.then(accepted, (error: unknown) => {
-        record(resultOf(error));
-        throw error;
-      });
+        return verdict;
+      }
+      return verdict.then(
+        (context: AuthContext) => {
+          record('accepted');
+          return context;
+        },
+        (error: unknown) => {
+          record(resultOf(error));
+          throw error;
+        },
+      );
     },
     isReady: () => inner.isReady(),
     warm: () => inner.warm(),
