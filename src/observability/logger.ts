@@ -97,18 +97,59 @@ const SERIALIZED_KEYS: ReadonlySet<string> = new Set(Object.keys(SERIALIZERS));
 
 export interface LoggerOptions {
   readonly level: LevelWithSilent;
-  /** Default: stdout, buffered up to 4 KB (flushed every LOG_FLUSH_INTERVAL_MS and on exit). */
+  /** Default: stdout, in batches of 4 KB of lines (written every LOG_FLUSH_INTERVAL_MS at the latest, and on exit). */
   readonly destination?: DestinationStream;
 }
 
-/** Buffered destinations still open; their lines are written out when the process exits, however it exits. */
-const buffered = new Set<ReturnType<typeof pino.destination>>();
+/** Lines held before they are written: one `write(2)` per batch instead of per line. */
+const BATCH_CHARS = 4096;
+
+/**
+ * Holds log lines and hands them to `sink` joined, once BATCH_CHARS have gathered, every LOG_FLUSH_INTERVAL_MS,
+ * and on `flushSync`. sonic-boom's own buffering (`minLength`) appends to one growing string and measures its
+ * UTF-8 length on every line: flattening up to 4 KB per line cost more than formatting the line.
+ */
+export class LineBatch implements DestinationStream {
+  #lines: string[] = [];
+  #chars = 0;
+
+  constructor(readonly sink: BatchSink) {}
+
+  write(line: string): void {
+    this.#lines.push(line);
+    this.#chars += line.length;
+    if (this.#chars >= BATCH_CHARS) this.flush();
+  }
+
+  flush(): void {
+    if (this.#lines.length === 0) return;
+    const batch = this.#lines.join('');
+    this.#lines = [];
+    this.#chars = 0;
+    this.sink.write(batch);
+  }
+
+  /** Called by pino after `fatal`, and on exit. */
+  flushSync(): void {
+    this.flush();
+    this.sink.flushSync();
+  }
+}
+
+/** Where a batch goes: sonic-boom writing stdout synchronously, without buffering of its own. */
+export interface BatchSink {
+  write(batch: string): unknown;
+  flushSync(): void;
+}
+
+/** Batched destinations in use; their lines are written out when the process exits, however it exits. */
+const batches = new Set<LineBatch>();
 let exitFlushInstalled = false;
 
-function flushBufferedOnExit(): void {
-  for (const destination of buffered) {
+function flushBatchesOnExit(): void {
+  for (const batch of batches) {
     try {
-      destination.flushSync();
+      batch.flushSync();
     } catch {
       // Exiting anyway, and there is nowhere left to report a failed log write.
     }
@@ -116,21 +157,21 @@ function flushBufferedOnExit(): void {
 }
 
 /**
- * One `write(2)` per line costs more than formatting the line; buffering trades it for losing at most 4 KB of
+ * One `write(2)` per line costs more than formatting the line; batching trades it for losing at most 4 KB of
  * lines on a hard kill. The writes stay synchronous: an asynchronous write goes through libuv's thread pool, and
  * on a gateway limited to one core those thread hops cost more than the write (bench/README.md). pino registers
  * no exit flush for a synchronous destination, so this module does, once, for every `process.exit`, the end of
  * the event loop and a crash alike; pino itself flushes after `fatal`.
  */
 function bufferedStdout(): DestinationStream {
-  const destination = pino.destination({ dest: 1, sync: true, minLength: 4096, periodicFlush: LOG_FLUSH_INTERVAL_MS });
+  const batch = new LineBatch(pino.destination({ dest: 1, sync: true }));
+  setInterval(() => batch.flush(), LOG_FLUSH_INTERVAL_MS).unref();
   if (!exitFlushInstalled) {
-    process.on('exit', flushBufferedOnExit);
+    process.on('exit', flushBatchesOnExit);
     exitFlushInstalled = true;
   }
-  buffered.add(destination);
-  destination.once('close', () => buffered.delete(destination));
-  return destination;
+  batches.add(batch);
+  return batch;
 }
 
 /**

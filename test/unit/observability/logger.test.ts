@@ -6,6 +6,7 @@ import { Secret } from '../../../src/config/secret.js';
 import {
   CENSOR,
   createLogger,
+  LineBatch,
   redactFields,
   redactUrl,
   SENSITIVE_KEYS,
@@ -146,8 +147,31 @@ describe('redaction without pino redact', () => {
 describe('log destination', () => {
   const streamOf = (logger: Logger) => (logger as unknown as Record<symbol, Record<string, unknown>>)[pino.symbols.streamSym]!;
 
-  it('by default writes stdout through a 4 KB buffer, without thread-pool writes', () => {
-    expect(streamOf(createLogger({ level: 'info' }))).toMatchObject({ fd: 1, sync: true, minLength: 4096 });
+  it('by default writes stdout in batches of lines, without thread-pool writes or a buffer of sonic-boom’s own', () => {
+    const stream = streamOf(createLogger({ level: 'info' }));
+    expect(stream).toBeInstanceOf(LineBatch);
+    expect((stream as unknown as LineBatch).sink).toMatchObject({ fd: 1, sync: true, minLength: 0 });
+  });
+
+  it('a batch goes out whole once 4 KB of lines gathered, in order; flushSync writes what is left and flushes the sink', () => {
+    const writes: string[] = [];
+    let sinkFlushes = 0;
+    const batch = new LineBatch({ write: (text) => writes.push(text), flushSync: () => (sinkFlushes += 1) });
+    const line = (index: number) => `${JSON.stringify({ index, pad: 'x'.repeat(90) })}\n`;
+    const perBatch = Math.ceil(4096 / line(10).length);
+    for (let index = 10; index < 10 + perBatch - 1; index += 1) batch.write(line(index));
+    expect(writes).toEqual([]);
+    batch.write(line(10 + perBatch - 1));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.split('\n').filter(Boolean).map((text) => (JSON.parse(text) as { index: number }).index)).toEqual(
+      Array.from({ length: perBatch }, (_, offset) => 10 + offset),
+    );
+    batch.write(line(99));
+    batch.flushSync();
+    expect(writes).toEqual([writes[0], line(99)]);
+    expect(sinkFlushes).toBe(1);
+    batch.flushSync();
+    expect(writes).toHaveLength(2);
   });
 
   it('a given destination is used as it is', () => {
