@@ -5,7 +5,6 @@ import type { Logger } from 'pino';
 import { pathOf } from '../decision/facts.js';
 import { CONSENT_PATH_PREFIX } from '../config/rules.js';
 import type { Runtime } from '../runtime.js';
-import { afterTurn } from './after-turn.js';
 import { auditRecord } from './audit.js';
 import type { Readiness } from './health.js';
 import { requestOutcome, UNMATCHED_ROUTE, upstreamStatusClass, type GatewayMetrics } from './metrics.js';
@@ -66,14 +65,11 @@ export function trackEventStream(response: ServerResponse, streams: SseStreams):
   response.once('pipe', (source: Readable) => streams.opened(response, source, response.req.method ?? ''));
 }
 
-/**
- * Feeds `upstream_request_seconds`; given to the proxy routes. Observed after the turn (`afterTurn`), like the
- * request's own metrics (see RequestLifecycleOptions.onAnswered): the relay of the answer does not wait for it.
- */
+/** Feeds `upstream_request_seconds`; given to the proxy routes. */
 export function upstreamObserver(metrics: GatewayMetrics) {
   return (request: FastifyRequest, result: number | 'unreachable' | 'timeout', elapsedMs: number): void => {
     const route = request.decision?.entry?.route.name ?? UNMATCHED_ROUTE;
-    afterTurn(() => metrics.upstream(route, upstreamStatusClass(result), elapsedMs / 1000));
+    metrics.upstream(route, upstreamStatusClass(result), elapsedMs / 1000);
   };
 }
 

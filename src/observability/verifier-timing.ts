@@ -4,7 +4,6 @@ import type { AuthContext, TokenVerifier } from '../auth/types.js';
 import type { CompiledRoute } from '../config/types.js';
 import { isGatewayError } from '../errors.js';
 import type { VerifierFactory } from '../runtime.js';
-import { afterTurn } from './after-turn.js';
 import type { AuthDecisionResult, GatewayMetrics } from './metrics.js';
 
 type ObserveDecision = (result: AuthDecisionResult, seconds: number) => void;
@@ -14,17 +13,14 @@ function resultOf(error: unknown): AuthDecisionResult {
 }
 
 /**
- * `inner` with every decision's outcome and duration reported to `observe`, after the turn (`afterTurn`: the
- * request does not wait for a metric); a verdict at hand stays at hand.
+ * `inner` with every decision's outcome and duration reported to `observe` (a store: the histogram takes its
+ * observations in batches); a verdict at hand stays at hand.
  */
 function timedVerifier(inner: TokenVerifier, observe: ObserveDecision, now: () => number): TokenVerifier {
   return {
     verify(token, request) {
       const startedAt = now();
-      const record = (result: AuthDecisionResult): void => {
-        const seconds = (now() - startedAt) / 1000;
-        afterTurn(() => observe(result, seconds));
-      };
+      const record = (result: AuthDecisionResult): void => observe(result, (now() - startedAt) / 1000);
       const verdict = inner.verify(token, request);
       if (!(verdict instanceof Promise)) {
         record('accepted');

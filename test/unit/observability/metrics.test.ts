@@ -77,6 +77,39 @@ describe('gateway metrics', () => {
   });
 });
 
+describe('histogram observations', () => {
+  it('every observation is in the next scrape, however few or many (held ones are handed over when read)', async () => {
+    const metrics = createGatewayMetrics();
+    const scrape = async () => parseMetrics((await metrics.render()).body);
+    const upstream = (samples: Awaited<ReturnType<typeof scrape>>, suffix: string, labels: Record<string, string> = {}) =>
+      sampleValue(samples, `mcp_gateway_upstream_request_seconds_${suffix}`, { route: 'calc', status_class: '2xx', ...labels });
+    metrics.upstream('calc', '2xx', 0.02);
+    let samples = await scrape();
+    expect(upstream(samples, 'count')).toBe(1);
+    expect(upstream(samples, 'bucket', { le: '0.01' })).toBe(0);
+    expect(upstream(samples, 'bucket', { le: '0.025' })).toBe(1);
+    // Past one batch, with a scrape in between: nothing counted twice or lost.
+    for (let index = 0; index < 700; index++) metrics.upstream('calc', '2xx', index < 300 ? 0.001 : 3);
+    samples = await scrape();
+    expect(upstream(samples, 'count')).toBe(701);
+    expect(upstream(samples, 'bucket', { le: '0.005' })).toBe(300);
+    expect(upstream(samples, 'bucket', { le: '2.5' })).toBe(301);
+    expect(upstream(samples, 'sum')).toBeCloseTo(0.02 + 300 * 0.001 + 400 * 3, 6);
+    for (let index = 0; index < 300; index++) metrics.authDecision('calc', 'jwt', 'accepted', 0.0005);
+    samples = await scrape();
+    expect(upstream(samples, 'count')).toBe(701);
+    expect(sampleValue(samples, 'mcp_gateway_auth_decision_seconds_count', { route: 'calc', kind: 'jwt', result: 'accepted' })).toBe(300);
+  });
+
+  it('a value that is not a finite number is refused when observed, not in the middle of a later scrape', async () => {
+    const metrics = createGatewayMetrics();
+    expect(() => metrics.upstream('calc', '2xx', Number.NaN)).toThrow(TypeError);
+    expect(() => metrics.authDecision('calc', 'jwt', 'accepted', Number.POSITIVE_INFINITY)).toThrow(TypeError);
+    const samples = parseMetrics((await metrics.render()).body);
+    expect(sampleValue(samples, 'mcp_gateway_upstream_request_seconds_count', { route: 'calc', status_class: '2xx' })).toBeUndefined();
+  });
+});
+
 describe('requests_total series', () => {
   it('H1 client-chosen HTTP methods cannot grow the series: all but the known ones are `other`', async () => {
     const metrics = createGatewayMetrics();
