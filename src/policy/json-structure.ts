@@ -23,38 +23,44 @@ function stringEnd(text: string, start: number): number {
 
 /**
  * Finds what JSON.parse hides: an object repeating a key (JSON.parse keeps the last, other parsers the first —
- * a parser differential, checklist F11) and nesting deeper than `maxDepth`. Expects text JSON.parse accepted.
- * One linear pass with an explicit stack, so hostile nesting cannot exhaust the call stack. Keys are compared
- * decoded, so `"a"` and `"\u0061"` collide as they do for every parser.
+ * a parser differential, checklist F11) and nesting deeper than `maxDepth`. `value` is what JSON.parse made of
+ * `text`. One linear pass over the text, with an explicit stack so hostile nesting cannot exhaust the call stack,
+ * counts the keys written; the parsed value keeps one per distinct key of each object, so fewer there means a
+ * repeated key. Keys are compared as JSON.parse decodes them: `"a"` and `"\u0061"` collide, as for every parser.
  */
-export function checkJsonStructure(text: string, maxDepth: number): JsonStructureFinding {
-  // One entry per open container: the keys seen so far for an object, null for an array.
-  const stack: (Set<string> | null)[] = [];
+export function checkJsonStructure(text: string, value: unknown, maxDepth: number): JsonStructureFinding {
+  // One entry per open container: true for an object, false for an array.
+  const inObject: boolean[] = [];
   let expectKey = false;
+  let keysWritten = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
-      const end = stringEnd(text, i);
-      const keys = stack[stack.length - 1];
-      if (expectKey && keys) {
-        // A key without escapes is its own text; only an escaped one needs decoding.
-        const raw = text.slice(i + 1, end);
-        const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
-        if (keys.has(key)) return 'duplicate_keys';
-        keys.add(key);
-        expectKey = false;
-      }
-      i = end;
+      if (expectKey) keysWritten += 1;
+      expectKey = false;
+      i = stringEnd(text, i);
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      if (stack.length >= maxDepth) return 'too_deep';
-      stack.push(c === OPEN_OBJECT ? new Set() : null);
+      if (inObject.length >= maxDepth) return 'too_deep';
+      inObject.push(c === OPEN_OBJECT);
       expectKey = c === OPEN_OBJECT;
     } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-      stack.pop();
+      inObject.pop();
       expectKey = false;
     } else if (c === COMMA) {
-      expectKey = stack[stack.length - 1] instanceof Set;
+      expectKey = inObject[inObject.length - 1] === true;
     }
   }
-  return 'ok';
+  return keysWritten === keysParsed(value) ? 'ok' : 'duplicate_keys';
+}
+
+/** The keys of every object in a parsed JSON value; its nesting was bounded by the scan before this recursion. */
+function keysParsed(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let keys = 0;
+  if (Array.isArray(value)) {
+    for (const element of value) keys += keysParsed(element);
+    return keys;
+  }
+  for (const key in value) keys += 1 + keysParsed((value as Record<string, unknown>)[key]);
+  return keys;
 }

@@ -208,7 +208,7 @@ export function inspectJsonRpcBody(body: Buffer | string, contentType: string | 
   }
   if (Array.isArray(value)) return invalid('batch');
   if (!isObject(value)) return invalid('not_object');
-  switch (checkJsonStructure(text, MAX_JSON_DEPTH)) {
+  switch (checkJsonStructure(text, value, MAX_JSON_DEPTH)) {
     case 'too_deep':
       return invalid('not_json');
     case 'duplicate_keys':

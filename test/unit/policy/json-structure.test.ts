@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { checkJsonStructure } from '../../../src/policy/json-structure.js';
+import { checkJsonStructure as checkParsed } from '../../../src/policy/json-structure.js';
+
+/** The check as the inspection runs it: on text JSON.parse accepted, with what it made of it. */
+const checkJsonStructure = (text: string, maxDepth: number) => checkParsed(text, JSON.parse(text), maxDepth);
 
 describe('checkJsonStructure', () => {
   it.each([
@@ -12,6 +15,9 @@ describe('checkJsonStructure', () => {
     ['string containing brackets', '{"a":"[{","b":"}]"}'],
     ['empty containers', '{"a":{},"b":[],"c":[{}]}'],
     ['scalars', '"text"'],
+    ['whitespace and newlines between tokens', '{ "a" : [ 1 , { "a" : 2 } ] ,\n\t"b" : { } }'],
+    ['__proto__ once', '{"__proto__":{"x":1},"x":2}'],
+    ['keys that differ only in an escape', '{"a\\"b":1,"a\\\\":2,"a":3}'],
   ])('accepts %s', (_name, text) => {
     expect(checkJsonStructure(text, 64)).toBe('ok');
   });
@@ -23,6 +29,10 @@ describe('checkJsonStructure', () => {
     ['inside an array element', '[1,{"k":1,"k":2}]'],
     ['escaped twin of a key', '{"name":"a","\\u006eame":"b"}'],
     ['deep in tool arguments', '{"params":{"arguments":{"x":[{"y":1,"y":1}]}}}'],
+    ['with whitespace and newlines around it', '{ "a" : 1 ,\n  "b" : { "c" : 1 } ,\r\n "a" : 2 }'],
+    ['__proto__ twice', '{"__proto__":{"x":1},"__proto__":{"y":1}}'],
+    ['a key with an escaped quote, twice', '{"a\\"b":1,"a\\"b":2}'],
+    ['once in each of two objects, plus twice in a third', '[{"k":1},{"k":1},{"k":1,"j":2,"k":3}]'],
   ])('F11 finds duplicate keys: %s', (_name, text) => {
     expect(checkJsonStructure(text, 64)).toBe('duplicate_keys');
   });
