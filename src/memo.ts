@@ -15,21 +15,21 @@ export function perObject<K extends object, V extends NonNullable<unknown>>(comp
 }
 
 /**
- * `keyOf(token)` remembered for the last token each connection carried: a client sends the same token on a
- * kept-alive connection again and again, and a cache key is a hash (SHA-256 or HMAC) that costs more than the
- * rest of a cached token's check (bench/README.md, issue 13). Exact string equality gives exactly the key the
- * hash would; nothing is shared across connections. It keeps one token per open connection (the one its next
- * request will most likely send again), dropped with the connection; the token caches themselves hold only keys.
- * A mismatch costs one string comparison (and the hash it would have cost anyway).
+ * `compute(text)` remembered for the last text each connection carried: a client sends the same token (and so the
+ * same Authorization value) on a kept-alive connection again and again, and a token's cache key is a hash (SHA-256
+ * or HMAC) that costs more than the rest of a cached token's check (bench/README.md, issue 13). Exact string
+ * equality gives exactly what `compute` would; nothing is shared across connections. It keeps one text per open
+ * connection (the one its next request will most likely send again), dropped with the connection; the token caches
+ * themselves hold only keys. A mismatch costs one string comparison (and the computation it would have cost anyway).
  */
-export function perConnection(keyOf: (token: string) => string): (token: string, connection: object | undefined) => string {
-  const last = new WeakMap<object, { readonly token: string; readonly key: string }>();
-  return (token, connection) => {
-    if (connection === undefined) return keyOf(token);
+export function perConnection<V>(compute: (text: string) => V): (text: string, connection: object | undefined) => V {
+  const last = new WeakMap<object, { readonly text: string; readonly value: V }>();
+  return (text, connection) => {
+    if (connection === undefined) return compute(text);
     const remembered = last.get(connection);
-    if (remembered?.token === token) return remembered.key;
-    const key = keyOf(token);
-    last.set(connection, { token, key });
-    return key;
+    if (remembered?.text === text) return remembered.value;
+    const value = compute(text);
+    last.set(connection, { text, value });
+    return value;
   };
 }

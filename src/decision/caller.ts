@@ -27,7 +27,7 @@ function carriesTokenOutsideHeader(facts: RequestFacts): boolean {
  */
 export function authenticate(entry: RouteRuntime, limits: LimitSettings, facts: RequestFacts, state: DecisionState): MaybePromise<AuthContext> {
   if (carriesTokenOutsideHeader(facts)) throw new GatewayError('invalid_request', { reason: 'token_outside_header' });
-  const extraction = extractBearerToken(facts.rawHeaders, limits.maxTokenBytes);
+  const extraction = extractBearerToken(facts.rawHeaders, limits.maxTokenBytes, facts.connection);
   switch (extraction.kind) {
     case 'missing':
       throw new GatewayError('missing_token');

@@ -109,6 +109,47 @@ describe('extractBearerToken', () => {
   });
 });
 
+describe('extractBearerToken remembers the last value read on each connection', () => {
+  const OTHER = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJiIn0.c2ln';
+  const LIMIT = 8192;
+
+  it('A7 a different value on the same connection is read anew: each neighbour gets its own verdict', () => {
+    const connection = {};
+    const read = (value: string) => extractBearerToken(withAuthorization(value), LIMIT, connection);
+    expect(read(`Bearer ${TOKEN}`)).toEqual({ kind: 'token', token: TOKEN });
+    expect(read(`Bearer ${TOKEN}`)).toEqual({ kind: 'token', token: TOKEN });
+    expect(read(`Bearer ${TOKEN} x`)).toEqual({ kind: 'invalid_request' });
+    expect(read(`Bearer ${TOKEN.slice(0, -1)}"`)).toEqual({ kind: 'invalid_request' });
+    expect(read(`Bearer\t${TOKEN}`)).toEqual({ kind: 'invalid_request' });
+    expect(read(`Basic ${TOKEN}`)).toEqual({ kind: 'missing' });
+    expect(read(`Bearer ${OTHER}`)).toEqual({ kind: 'token', token: OTHER });
+    expect(read(`Bearer ${TOKEN}`)).toEqual({ kind: 'token', token: TOKEN });
+  });
+
+  it('A7 a second Authorization line is refused on a connection whose value was read before', () => {
+    const connection = {};
+    expect(extractBearerToken(withAuthorization(`Bearer ${TOKEN}`), LIMIT, connection)).toEqual({ kind: 'token', token: TOKEN });
+    expect(extractBearerToken(withAuthorization(`Bearer ${TOKEN}`, `Bearer ${TOKEN}`), LIMIT, connection)).toEqual({ kind: 'invalid_request' });
+    expect(extractBearerToken(withAuthorization(), LIMIT, connection)).toEqual({ kind: 'missing' });
+  });
+
+  it('A8 a value read under a higher limit is too_long once the limit is lowered (a reload)', () => {
+    const connection = {};
+    const value = `Bearer ${'a'.repeat(100)}`;
+    expect(extractBearerToken(withAuthorization(value), LIMIT, connection)).toEqual({ kind: 'token', token: 'a'.repeat(100) });
+    expect(extractBearerToken(withAuthorization(value), 99, connection)).toEqual({ kind: 'too_long' });
+    expect(extractBearerToken(withAuthorization(value), LIMIT, connection)).toEqual({ kind: 'token', token: 'a'.repeat(100) });
+  });
+
+  it('one connection’s value is never another’s verdict', () => {
+    const first = {};
+    const second = {};
+    expect(extractBearerToken(withAuthorization(`Bearer ${TOKEN}`), LIMIT, first)).toEqual({ kind: 'token', token: TOKEN });
+    expect(extractBearerToken(withAuthorization(`Bearer ${OTHER}`), LIMIT, second)).toEqual({ kind: 'token', token: OTHER });
+    expect(extractBearerToken(withAuthorization(`Bearer ${TOKEN}`), LIMIT, first)).toEqual({ kind: 'token', token: TOKEN });
+  });
+});
+
 describe('hasAccessTokenInQuery', () => {
   it.each([
     ['/mcp?access_token=abc', true],
