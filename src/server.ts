@@ -152,6 +152,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     },
   });
   app.decorateRequest('decision', null);
+  app.decorateRequest('decisionFacts', null);
   app.server.headersTimeout = config.limits.headerTimeout;
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

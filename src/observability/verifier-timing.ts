@@ -12,6 +12,10 @@ function resultOf(error: unknown): AuthDecisionResult {
   return isGatewayError(error) && error.code === 'invalid_token' ? 'invalid_token' : 'auth_unavailable';
 }
 
+function secondsSince(startedAt: number, now: () => number): number {
+  return (now() - startedAt) / 1000;
+}
+
 /**
  * `inner` with every decision's outcome and duration reported to `observe` (a store: the histogram takes its
  * observations in batches); a verdict at hand stays at hand.
@@ -20,19 +24,18 @@ function timedVerifier(inner: TokenVerifier, observe: ObserveDecision, now: () =
   return {
     verify(token, request) {
       const startedAt = now();
-      const record = (result: AuthDecisionResult): void => observe(result, (now() - startedAt) / 1000);
       const verdict = inner.verify(token, request);
       if (!(verdict instanceof Promise)) {
-        record('accepted');
+        observe('accepted', secondsSince(startedAt, now));
         return verdict;
       }
       return verdict.then(
         (context: AuthContext) => {
-          record('accepted');
+          observe('accepted', secondsSince(startedAt, now));
           return context;
         },
         (error: unknown) => {
-          record(resultOf(error));
+          observe(resultOf(error), secondsSince(startedAt, now));
           throw error;
         },
       );

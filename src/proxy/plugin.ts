@@ -5,6 +5,7 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
 import { grantsAll } from '../auth/scopes.js';
+import type { RequestFacts } from '../decision/facts.js';
 import { requestFacts } from '../request-facts.js';
 import { admit, authorize } from '../decision/pipeline.js';
 import { recordAnswer } from '../decision/session.js';
@@ -44,6 +45,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The decision about an MCP request (src/decision/); null on other paths. */
     decision: DecisionState | null;
+    /** What the decision read of the request, built once when it arrives and read again with the body. */
+    decisionFacts: RequestFacts | null;
   }
 }
 
@@ -270,8 +273,10 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       const runtime = options.current(request);
       const state = createDecisionState(runtime.config.limits.maxBodyBytes);
       request.decision = state;
+      const facts = requestFacts(request);
+      request.decisionFacts = facts;
       settle(
-        () => admit(runtime, requestFacts(request), state),
+        () => admit(runtime, facts, state),
         (error, answer) => {
           if (error) return done(error);
           if (state.responseHeaders !== NO_RESPONSE_HEADERS) void reply.headers(state.responseHeaders);
@@ -286,9 +291,9 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
     },
     handler: async (request, reply) => {
       // The decision's second stage, now that the body is complete; awaited only when it has to wait.
-      const state = request.decision;
-      if (!state) throw new Error('MCP request state missing: the decision did not run');
-      const authorizing = authorize(requestFacts(request), state, Buffer.isBuffer(request.body) ? request.body : undefined);
+      const { decision: state, decisionFacts: facts } = request;
+      if (!state || !facts) throw new Error('MCP request state missing: the decision did not run');
+      const authorizing = authorize(facts, state, Buffer.isBuffer(request.body) ? request.body : undefined);
       if (authorizing instanceof Promise) await authorizing;
       const admission = admitted(request);
       const { entry } = admission;
