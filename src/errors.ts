@@ -46,6 +46,8 @@ export type GatewayErrorCode =
   | 'rate_limited'
   /** The principal already holds `limits.max_streams_per_principal` SSE streams → 429 + Retry-After. */
   | 'too_many_streams'
+  /** The principal already has `limits.max_concurrent_requests_per_principal` requests in flight → 429 + Retry-After. */
+  | 'too_many_requests'
   /**
    * The caller has no grant at the upstream's authorization server yet (user_oauth): a URL elicitation of a consent
    * link, in the form the request's protocol revision prescribes.

@@ -21,7 +21,7 @@ import { runQueued } from './observability/after-turn.js';
 import { createSseStreams } from './observability/sse-streams.js';
 import { timedVerifiers } from './observability/verifier-timing.js';
 import { registerProxyRoutes } from './proxy/plugin.js';
-import { createStreamCap } from './ratelimit/stream-cap.js';
+import { createPrincipalSlots } from './ratelimit/principal-slots.js';
 import { createGeneration, retireGeneration, warmGeneration } from './reload/generation.js';
 import { closeIfBodyUnread, registerRequestLifecycle, type PendingRequest } from './reload/plugin.js';
 import { restartOnlyChanges } from './reload/restart-only.js';
@@ -193,7 +193,8 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     },
     maxBodyBytes: config.limits.maxBodyBytes,
     sendError,
-    streamCap: createStreamCap(),
+    streams: createPrincipalSlots(),
+    requestsInFlight: createPrincipalSlots(),
     eventStreams: streams,
     onUpstreamResult: upstreamObserver(metrics),
   });

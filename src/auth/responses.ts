@@ -38,6 +38,7 @@ const DESCRIPTIONS = {
   header_mismatch: 'Mcp-Method, Mcp-Name, Mcp-Param-* or MCP-Protocol-Version header missing, invalid or not matching the request body',
   rate_limited: 'Rate limit exceeded; retry later',
   too_many_streams: 'Too many open streams; close one or retry later',
+  too_many_requests: 'Too many requests in flight; retry when one has finished',
   draining: 'Gateway is shutting down; retry on another instance',
   elicitation_required: 'This request requires connecting your account at the upstream service',
 } as const satisfies Record<GatewayError['code'], string>;
@@ -158,7 +159,8 @@ export function errorResponse(
     case 'elicitation_required':
       return elicitationResponse(error, description, jsonRpcId);
     case 'rate_limited':
-    case 'too_many_streams': {
+    case 'too_many_streams':
+    case 'too_many_requests': {
       const retryAfterMs = Math.max(0, Math.ceil(error.retryAfterMs ?? 1_000));
       return {
         statusCode: 429,

@@ -86,6 +86,7 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
   return { config: deepFreeze(config) };
 }
 
+      maxConcurrentRequestsPerPrincipal: raw.limits.max_concurrent_requests_per_principal,
 /** RFC 9728 §3.1 PRM path: well-known prefix + resource path, a terminating slash removed. */
 export function metadataPathOf(resource: string): string {
   return WELL_KNOWN_PRM + new URL(resource).pathname.replace(/\/$/, '');

@@ -545,7 +545,13 @@ export const configSchema = z
           .int()
           .positive()
           .default(64)
-          .describe('SSE streams one user (issuer and subject, through every client; a client without a subject on its own) may hold open on this gateway process; beyond: 429. Default: 64.'),
+          .describe('Standalone SSE streams (GET) one user (issuer and subject, through every client; a client without a subject on its own) may hold open on this gateway process; beyond: 429. POSTs, streamed answers included, count against max_concurrent_requests_per_principal instead. Default: 64.'),
+        max_concurrent_requests_per_principal: z
+          .number()
+          .int()
+          .positive()
+          .default(256)
+          .describe('POST and DELETE requests one user (counted like max_streams_per_principal) may have in flight at the upstream on this gateway process, an answer streamed as SSE until it ends; beyond: 429. Default: 256.'),
       })
       .superRefine((value, ctx) => {
         if (value.header_timeout > value.body_timeout) {

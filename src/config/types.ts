@@ -257,6 +257,8 @@ export interface LimitSettings {
 }
 
 export interface HostPolicy {
+  /** POST/DELETE requests one principal may have in flight at upstreams on this process; beyond → 429. */
+  readonly maxConcurrentRequestsPerPrincipal: number;
   /** `public_url` is a loopback address: only loopback Host names and loopback (or listed) Origins. */
   readonly localOnly: boolean;
   /** `allowed_hosts`, lowercase; empty → any Host (unless local). */

@@ -16,7 +16,8 @@ import { isEventStream, isJsonMediaType } from '../media-type.js';
 import { filterListResponse, filterReplayedListResponse, isFilteredList } from '../policy/list-visibility.js';
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
 import { requiredScopes } from '../policy/required-scopes.js';
-import type { StreamCap } from '../ratelimit/stream-cap.js';
+import type { LimitSettings } from '../config/types.js';
+import type { PrincipalSlots } from '../ratelimit/principal-slots.js';
 import { trackEventStream } from '../observability/plugin.js';
 import type { SseStreams } from '../observability/sse-streams.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
@@ -33,8 +34,10 @@ export interface ProxyRoutesOptions {
   readonly maxBodyBytes: number;
   /** Sends a GatewayError the same way the error handler does. */
   readonly sendError: (request: FastifyRequest, reply: FastifyReply, error: GatewayError) => void;
-  /** SSE streams open per principal, across reloads. */
-  readonly streamCap: StreamCap;
+  /** Standalone SSE streams open per principal, across reloads. */
+  readonly streams: PrincipalSlots;
+  /** Requests in flight at the upstream per principal (POST answers, streamed ones too), across reloads. */
+  readonly requestsInFlight: PrincipalSlots;
   /** The event streams relayed to clients (gauge, shutdown). */
   readonly eventStreams: SseStreams;
   /** Told once per upstream exchange: its status (or how it failed) and the milliseconds to response headers. */
@@ -135,24 +138,25 @@ async function wholeBody(body: UpstreamAnswer['body'], limit: number): Promise<B
   return readCapped(body, limit);
 }
 
-/** A stream slot frees when one of the caller's streams ends, at no knowable time: a modest wait. */
-const STREAM_RETRY_AFTER_MS = 5_000;
-
-/** A request whose answer may be an SSE stream: a standalone GET, or a POST that accepts one. */
-function mayStream(request: FastifyRequest): boolean {
-  return request.method === 'GET' || (request.method === 'POST' && (request.headers.accept ?? '').includes('text/event-stream'));
-}
+/** A slot frees when one of the caller's streams or requests ends, at no knowable time: a modest wait. */
+const SLOT_RETRY_AFTER_MS = 5_000;
 
 /**
- * Takes one of the caller's stream slots (checklist K14) before anything is forwarded, so a refusal (429) never
- * follows a tool call the upstream already ran; the slot is held until the response closes (the exchange gives it
- * back), or as soon as the upstream answers with something other than a stream. Undefined when no slot is needed.
+ * Takes one of the caller's slots before anything is forwarded, so a refusal (429) never follows a tool call the
+ * upstream already ran: a standalone GET takes a stream slot (`limits.max_streams_per_principal`), given back as
+ * soon as the upstream answers with something other than a stream; a POST or DELETE takes a request slot
+ * (`limits.max_concurrent_requests_per_principal`), held until its answer — an SSE stream included — ends. So the
+ * stream cap counts long-lived streams, not tool calls a spec client sends with `Accept: text/event-stream`.
  */
-function takeStreamSlot(request: FastifyRequest, { state }: Admitted, streams: StreamCap, max: number): (() => void) | undefined {
-  if (!state.auth || !mayStream(request)) return undefined;
-  const release = streams.acquire(state.auth, max);
-  if (!release) throw new GatewayError('too_many_streams', { reason: 'stream_cap', retryAfterMs: STREAM_RETRY_AFTER_MS });
-  return release;
+function takeSlot(request: FastifyRequest, { state }: Admitted, options: ProxyRoutesOptions, limits: LimitSettings): () => void {
+  if (!state.auth) throw new Error('MCP request forwarded without an admitted caller');
+  const release =
+    request.method === 'GET'
+      ? options.streams.acquire(state.auth, limits.maxStreamsPerPrincipal)
+      : options.requestsInFlight.acquire(state.auth, limits.maxConcurrentRequestsPerPrincipal);
+  if (release) return release;
+  const code = request.method === 'GET' ? 'too_many_streams' : 'too_many_requests';
+  throw new GatewayError(code, { reason: 'principal_slots_full', retryAfterMs: SLOT_RETRY_AFTER_MS });
 }
 
 const EXCHANGE = Symbol('upstream exchange');
@@ -160,17 +164,17 @@ const EXCHANGE = Symbol('upstream exchange');
 /**
  * One request's exchange with the upstream. Its call is aborted when the client goes away before the answer is
  * complete, even before headers (checklist I6), or when the gateway answered by itself meanwhile (503 at the
- * shutdown deadline). It gives the caller's stream slot back when the response closes. One close listener,
- * shared by all exchanges.
+ * shutdown deadline). It gives the caller's slot back when the response closes. One close listener, shared by all
+ * exchanges.
  */
 class UpstreamExchange {
   clientGone = false;
   upstreamAnswered = false;
   call: UpstreamCall | undefined;
-  releaseStreamSlot: (() => void) | undefined;
+  releaseSlot: (() => void) | undefined;
 
-  constructor(response: ExchangeResponse, releaseStreamSlot: (() => void) | undefined) {
-    this.releaseStreamSlot = releaseStreamSlot;
+  constructor(response: ExchangeResponse, releaseSlot: () => void) {
+    this.releaseSlot = releaseSlot;
     response[EXCHANGE] = this;
     response.on('close', responseClosed);
   }
@@ -182,7 +186,7 @@ function responseClosed(this: ExchangeResponse): void {
   const exchange = this[EXCHANGE];
   if (!exchange) return;
   this[EXCHANGE] = undefined;
-  exchange.releaseStreamSlot?.();
+  exchange.releaseSlot?.();
   if (this.writableFinished && exchange.upstreamAnswered) return;
   exchange.clientGone = !this.writableFinished;
   exchange.call?.abort();
@@ -300,8 +304,7 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       const upstream = entry.route.upstream.url;
       const rewrite = listRewrite(request.method, admission);
       const forwardsBody = request.method === 'POST';
-      const maxStreams = options.current(request).config.limits.maxStreamsPerPrincipal;
-      const exchange = new UpstreamExchange(reply.raw, takeStreamSlot(request, admission, options.streamCap, maxStreams));
+      const exchange = new UpstreamExchange(reply.raw, takeSlot(request, admission, options, options.current(request).config.limits));
 
       const startedAt = performance.now();
       const call = new UpstreamCall(
@@ -350,10 +353,11 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
         return reply;
       }
       try {
-        // Stream bookkeeping: an event stream is counted while it is relayed; any other answer frees the slot now.
+        // Stream bookkeeping: an event stream is counted while it is relayed; a GET answered otherwise frees its
+        // stream slot now (a POST's request slot is held until its answer ends).
         const eventStream = response.body instanceof Readable && isEventStream(response.headers['content-type']);
         if (eventStream) trackEventStream(reply.raw, options.eventStreams);
-        else exchange.releaseStreamSlot?.();
+        else if (request.method === 'GET') exchange.releaseSlot?.();
         await relay(request, reply, admission, response, rewrite, eventStream);
       } catch (error) {
         discard(response.body);

@@ -25,6 +25,7 @@ const CODES: Readonly<Record<GatewayErrorCode, true>> = {
   header_mismatch: true,
   rate_limited: true,
   too_many_streams: true,
+  too_many_requests: true,
   elicitation_required: true,
   draining: true,
 };
@@ -59,6 +60,7 @@ describe('errorResponse: JSON-RPC error codes', () => {
     ['session_not_found', 404, -32600],
   ])('%s → HTTP %i, JSON-RPC %i', (code, status, jsonRpcCode) => {
     const response = errorResponse(new GatewayError(code), CHALLENGE, 7);
+    ['too_many_requests', 429, -32603],
     expect(response.statusCode).toBe(status);
     expect((JSON.parse(response.body) as { error: { code: number } }).error.code).toBe(jsonRpcCode);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../../src/auth/types.js';
-import { createStreamCap } from '../../../src/ratelimit/stream-cap.js';
+import { createPrincipalSlots } from '../../../src/ratelimit/principal-slots.js';
 
 const caller = (subject: string | undefined, clientId = 'ide'): AuthContext => ({
   issuer: 'https://as.example',
@@ -12,9 +12,9 @@ const caller = (subject: string | undefined, clientId = 'ide'): AuthContext => (
   tokenKind: 'jwt',
 });
 
-describe('createStreamCap (K14)', () => {
+describe('createPrincipalSlots (K14)', () => {
   it('counts per principal, refuses at the cap, frees on release', () => {
-    const cap = createStreamCap();
+    const cap = createPrincipalSlots();
     const alice = caller('alice');
     const releases = [cap.acquire(alice, 2), cap.acquire(caller('alice'), 2)];
     expect(releases.every(Boolean)).toBe(true);
@@ -26,7 +26,7 @@ describe('createStreamCap (K14)', () => {
   });
 
   it('K14 a user counts once through every client; a client without a subject counts on its own', () => {
-    const cap = createStreamCap();
+    const cap = createPrincipalSlots();
     cap.acquire(caller('alice', 'registered-1'), 2);
     cap.acquire(caller('alice', 'registered-2'), 2);
     expect(cap.acquire(caller('alice', 'registered-3'), 2)).toBeUndefined();
@@ -39,7 +39,7 @@ describe('createStreamCap (K14)', () => {
   });
 
   it('a release called twice frees one slot only', () => {
-    const cap = createStreamCap();
+    const cap = createPrincipalSlots();
     const bob = caller('bob');
     const release = cap.acquire(bob, 5);
     cap.acquire(bob, 5);

@@ -2,19 +2,21 @@ import type { AuthContext } from '../auth/types.js';
 import { perObject } from '../memo.js';
 
 /**
- * Open SSE streams per principal on this process (`limits.max_streams_per_principal`, checklist K14): one
- * caller cannot hold every socket and upstream stream of the gateway. Counts live in this process only; with
- * several replicas the cap applies per replica (a cross-replica count would need leases that survive a crash).
+ * Slots per principal on this process, for what one caller may hold at once: standalone SSE streams
+ * (`limits.max_streams_per_principal`) and requests in flight at the upstream
+ * (`limits.max_concurrent_requests_per_principal`), so one caller cannot hold every socket and upstream stream of
+ * the gateway. Counts live in this process only; with several replicas a cap applies per replica (a cross-replica
+ * count would need leases that survive a crash).
  */
-export interface StreamCap {
-  /** Takes a slot for the caller; the release to call when the stream ends, or `undefined` at the cap. */
+export interface PrincipalSlots {
+  /** Takes a slot for the caller; the release to call when it ends, or `undefined` at the cap. */
   acquire(auth: AuthContext, max: number): (() => void) | undefined;
-  /** Streams open for the caller (tests, metrics). */
+  /** Slots the caller holds (tests, metrics). */
   open(auth: AuthContext): number;
 }
 
 /**
- * Whose streams count together: a user (issuer and subject) through every client, since a user who registers
+ * Whose slots count together: a user (issuer and subject) through every client, since a user who registers
  * clients dynamically would otherwise get the cap once per client; a client acting for itself (no subject) on its
  * own (issuer and client id).
  */
@@ -24,7 +26,7 @@ function capHolder(auth: AuthContext): string {
   );
 }
 
-export function createStreamCap(): StreamCap {
+export function createPrincipalSlots(): PrincipalSlots {
   const counts = new Map<string, number>();
   const keyOf = perObject(capHolder);
   return {
