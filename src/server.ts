@@ -23,7 +23,7 @@ import { timedVerifiers } from './observability/verifier-timing.js';
 import { registerProxyRoutes } from './proxy/plugin.js';
 import { createPrincipalSlots } from './ratelimit/principal-slots.js';
 import { createGeneration, retireGeneration, warmGeneration } from './reload/generation.js';
-import { closeIfBodyUnread, registerRequestLifecycle, type PendingRequest } from './reload/plugin.js';
+import { closeIfBodyUnread, registerRequestLifecycle, type PendingRequest, type PendingRequests } from './reload/plugin.js';
 import { restartOnlyChanges } from './reload/restart-only.js';
 import { createRuntimeSwitch } from './reload/runtime-switch.js';
 import { shutdown } from './reload/shutdown.js';
@@ -177,7 +177,8 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     onAnswered: (request, generation, status, latencyMs) => observe(request, generation.runtime, status, latencyMs),
   });
   const generationOf = lifecycle.runtimeOf;
-  const pending = lifecycle.pending;
+  // Requests and connections of both front doors: shutdown treats them alike.
+  const doors: PendingRequests[] = [lifecycle.pending];
   const runtimeOf = (request: FastifyRequest) => generationOf(request).runtime;
 
   registerHealthRoutes(app, readinessNow);
@@ -207,8 +208,9 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
       pathPrefix: config.decision.pathPrefix,
       maxBodyBytes: config.limits.maxBodyBytes,
       pinRuntimes: (decisionApp) => {
-        const pinnedOf = registerRequestLifecycle(decisionApp, runtimes).runtimeOf;
-        return (request) => pinnedOf(request).runtime;
+        const decisionLifecycle = registerRequestLifecycle(decisionApp, runtimes);
+        doors.push(decisionLifecycle.pending);
+        return (request) => decisionLifecycle.runtimeOf(request).runtime;
       },
       draining: () => draining,
     });
@@ -250,20 +252,29 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
           drain: () => {
             draining = true;
           },
-          refuseHalfSent: () => pending.halfSent().forEach(refuse),
+          refuseHalfSent: () => doors.flatMap((door) => door.halfSent()).forEach(refuse),
           answerUnanswered: async () => {
-            const unanswered = pending.unanswered();
+            const unanswered = doors.flatMap((door) => door.unanswered());
             unanswered.forEach(refuse);
             await Promise.all(unanswered.map(([, reply]) => closedWithin(reply, DEADLINE_ANSWER_MS)));
           },
           streams,
           idle: runtimes.idle,
-          closeListener: () => app.close(),
-          dropConnections: () => app.server.closeAllConnections(),
+          closeListener: () => {
+            const closed = Promise.all([app.close(), decision?.close()]);
+            // Stopped listening: a connection without a request (nothing sent yet, headers still arriving) is owed
+            // nothing and must not hold the exit until the grace deadline.
+            for (const socket of doors.flatMap((door) => door.connectionsWithoutRequest())) socket.destroy();
+            return closed.then(() => undefined);
+          },
+          dropConnections: () => {
+            app.server.closeAllConnections();
+            decision?.server.closeAllConnections();
+          },
           graceMs: current().config.shutdown.gracePeriod,
         });
         if (result === 'forced') deps.logger.warn('shutdown grace period over: remaining connections were cut');
-        await Promise.all([runtimes.close(), admin.close(), decision?.close(), deps.cache.close()]);
+        await Promise.all([runtimes.close(), admin.close(), deps.cache.close()]);
         // The last requests' audit lines and metrics, before the process exits.
         runQueued();
       })();

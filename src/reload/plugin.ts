@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { GatewayError } from '../errors.js';
@@ -14,6 +15,12 @@ export interface PendingRequests {
   halfSent(): PendingRequest[];
   /** Requests whose answer has not started (no status line sent yet). */
   unanswered(): PendingRequest[];
+  /**
+   * Open connections that carry no request the gateway holds: none sent yet, headers still arriving, or idle
+   * between requests. Nothing is owed on them, so shutdown closes them instead of waiting (Node's own idle check
+   * counts a connection whose headers never finish as busy, and would wait for it for the whole grace period).
+   */
+  connectionsWithoutRequest(): Socket[];
 }
 
 export interface RequestLifecycle<T> {
@@ -97,6 +104,12 @@ export function registerRequestLifecycle<T>(app: FastifyInstance, runtimes: Runt
     answered(listed.value, undefined);
   }
 
+  const connections = new Set<Socket>();
+  app.server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
+
   app.addHook('onRequest', (request, reply, done) => {
     const pin = runtimes.pin();
     const entry: Tracked<T> = { request, reply, runtime: pin.value, release: pin.release, startedAt: now(), answered: false };
@@ -122,6 +135,11 @@ export function registerRequestLifecycle<T>(app: FastifyInstance, runtimes: Runt
     pending: {
       halfSent: () => select((request, reply) => !request.raw.complete && !reply.sent),
       unanswered: () => select((_request, reply) => !reply.sent && !reply.raw.headersSent),
+      connectionsWithoutRequest() {
+        const carrying = new Set<Socket>();
+        for (const { request } of inFlight) carrying.add(request.raw.socket);
+        return [...connections].filter((socket) => !carrying.has(socket));
+      },
     },
   };
 }

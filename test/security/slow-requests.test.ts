@@ -1,4 +1,4 @@
-import { connect, type Socket } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { jwtRoute, setupJwtStack, type JwtRouteTarget } from '../helpers/jwt-stack.js';
@@ -141,6 +141,32 @@ describe('K10 shutdown', () => {
     halfSent.socket.write('{"jsonrpc"');
     await own.close();
     expect(await halfSent.closed).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 503 /);
+    await local.close();
+  });
+
+  it('K10 connections without a request (nothing sent, headers half sent) on both listeners never hold shutdown (grace period 5 minutes)', async () => {
+    const local = await startTestUpstream();
+    const yaml = configYaml({ issuer: stack.issuer, upstream: local }, 'shutdown: { grace_period: 5m }\ndecision: { port: 0, proxy: envoy, unauthenticated: true }');
+    const own = await startGateway(yaml.replace('rate_limit: { requests: 1, per: 1h }', ''));
+    const decision = own.gateway.decision;
+    if (!decision) throw new Error('decision listener not built');
+    await decision.listen({ host: '127.0.0.1', port: 0 });
+    const decisionPort = (decision.server.address() as AddressInfo).port;
+    const token = await stack.issuer.mint({ aud: `${PUBLIC}/calc/mcp`, scope: 'mcp', sub: 'half-question' });
+    const silent = openExchange(own.port, '');
+    const halfHeaders = openExchange(own.port, 'POST /calc/mcp HTTP/1.1\r\nHost: gw\r\nAuthorization: Bea');
+    const silentQuestion = openExchange(decisionPort, '');
+    const halfQuestion = openExchange(decisionPort, 'POST /calc/mcp HTTP/1.1\r\nHost: gw\r\n');
+    // An Envoy question whose body (with_request_body) stalls halfway: a request in flight on the decision door
+    // (Node answers `Expect: 100-continue` as it hands the request over).
+    const halfBody = openExchange(decisionPort, headOf(['POST /calc/mcp HTTP/1.1', 'Host: gw', `Authorization: Bearer ${token}`, 'Expect: 100-continue', ...BIG_BODY]));
+    await new Promise<void>((resolve) => halfBody.socket.once('data', () => resolve()));
+    halfBody.socket.write('{"jsonrpc"');
+    await Promise.all([silent, halfHeaders, silentQuestion, halfQuestion].map(({ socket }) => new Promise((resolve) => (socket.connecting ? socket.once('connect', resolve) : resolve(undefined)))));
+    await own.close();
+    const received = await Promise.all([silent.closed, halfHeaders.closed, silentQuestion.closed, halfQuestion.closed, halfBody.closed]);
+    expect(received.slice(0, 4)).toEqual(['', '', '', '']);
+    expect(received[4]).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 503 /);
     await local.close();
   });
 
