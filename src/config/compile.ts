@@ -15,6 +15,7 @@ import type {
   UpstreamAuth,
 } from './types.js';
 import { normalizeResourceUri, resourceUriForm } from './resource-uri.js';
+import { compileTrustedProxies } from './trusted-proxies.js';
 import { isInsecureHttp, isLoopbackHost } from './url.js';
 
 /** RFC 9728 §3.1: the PRM path is this prefix followed by the resource's path. */
@@ -65,6 +66,7 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
       ...compiledRoutes.map((route) => [route.metadataPath, route] as const),
       ...(shapeB ? [[WELL_KNOWN_PRM, shapeB] as const] : []),
     ]),
+    trustedProxies: compileTrustedProxies(raw.trusted_proxies),
     cache: {
       redisUrl: optionalSecret(raw.cache.redis_url),
       redis: compileRedis(raw.cache),

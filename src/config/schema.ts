@@ -14,6 +14,7 @@ import {
   routePathProblem,
 } from './rules.js';
 import { privateKeyProblem } from './private-key.js';
+import { trustedProxyProblem } from './trusted-proxies.js';
 import type { JwtAlgorithm } from './types.js';
 import { urlProblem } from './url.js';
 import type { UrlRules } from './url.js';
@@ -551,6 +552,12 @@ export const configSchema = z
           .int()
           .positive()
           .default(256)
+    trusted_proxies: z
+      .array(z.string().superRefine(rule(trustedProxyProblem)))
+      .default([])
+      .describe(
+        'Peers (IP addresses or CIDR blocks) whose X-Forwarded-For and X-Forwarded-Host the gateway believes, on the main and the decision listener: an ingress or proxy in front that overwrites them. From any other peer those headers are ignored (the Host header and the peer address count). Default: [] (nobody).',
+      ),
           .describe('POST and DELETE requests one user (counted like max_streams_per_principal) may have in flight at the upstream on this gateway process, an answer streamed as SSE until it ends; beyond: 429. Default: 256.'),
       })
       .superRefine((value, ctx) => {

@@ -1,4 +1,5 @@
 import type { Secret } from './secret.js';
+import type { TrustedProxies } from './trusted-proxies.js';
 
 /** Durations in the compiled config are always milliseconds. */
 export type Milliseconds = number;
@@ -303,6 +304,8 @@ export interface CompiledConfig {
   readonly cache: CacheSettings;
   /** Present when a route uses `user_oauth`. */
   readonly consent: ConsentSettings | undefined;
+  /** Peers whose X-Forwarded-For / X-Forwarded-Host count (`trusted_proxies`). */
+  readonly trustedProxies: TrustedProxies;
   readonly limits: LimitSettings;
   /** Private key (JWK or PEM text, EC P-256) signing identity assertions; absent → generated per process. */
   readonly signingKey: Secret | undefined;

@@ -12,7 +12,9 @@ export interface RequestFacts {
   readonly headers: HeaderMap;
   /** Header lines as received, name and value alternating (Node's `rawHeaders`): repeated lines stay visible. */
   readonly rawHeaders: readonly string[];
-  /** The peer's address, for per-client fairness in the introspection bulkhead. */
+  /** The Host the client asked for (DNS rebinding protection): see src/forwarded.ts for when a proxy's word counts. */
+  readonly host: string | undefined;
+  /** The client's address, for per-client fairness in the introspection bulkhead (src/forwarded.ts). */
   readonly clientAddress: string | undefined;
   /** The connection the request came on: a verifier hashes a token once per connection that keeps sending it. */
   readonly connection?: object | undefined;

@@ -14,7 +14,7 @@ import type { EarlyAnswer } from './answers.js';
  */
 export function checkOrigin(hosts: HostPolicy, entry: RouteRuntime, facts: RequestFacts, state: DecisionState): void {
   const origin = singleHeader(facts.headers, 'origin');
-  if (rebindingRefused(hosts, singleHeader(facts.headers, 'host'), origin, entry.route.cors.allowedOrigins)) {
+  if (rebindingRefused(hosts, facts.host, origin, entry.route.cors.allowedOrigins)) {
     throw new GatewayError('host_forbidden');
   }
   const cors = corsDecision(entry.route.cors, origin);

@@ -277,7 +277,7 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       const runtime = options.current(request);
       const state = createDecisionState(runtime.config.limits.maxBodyBytes);
       request.decision = state;
-      const facts = requestFacts(request);
+      const facts = requestFacts(request, runtime.config.trustedProxies);
       request.decisionFacts = facts;
       settle(
         () => admit(runtime, facts, state),

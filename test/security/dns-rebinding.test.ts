@@ -15,6 +15,7 @@ let upstream: TestUpstream;
 let local: RunningGateway;
 let remote: RunningGateway;
 let listed: RunningGateway;
+let behindIngress: RunningGateway;
 
 const route = (name = 'calc', extra = '') => `
 ${jwtRoute(name, { issuer, upstream })}
@@ -28,10 +29,11 @@ beforeAll(async () => {
   local = await startGateway(`public_url: http://127.0.0.1:8080\nroutes:${route()}${route('app', 'cors: { allowed_origins: ["https://app.example"] }')}`);
   remote = await startGateway(`public_url: https://gw.example.test\nroutes:${route()}`);
   listed = await startGateway(`public_url: https://gw.example.test\nallowed_hosts: [gw.example.test, "127.0.0.1"]\nroutes:${route()}`);
+  behindIngress = await startGateway(`public_url: https://gw.example.test\nallowed_hosts: [gw.example.test]\ntrusted_proxies: [127.0.0.1]\nroutes:${route()}`);
 });
 
 afterAll(async () => {
-  await Promise.all([local.close(), remote.close(), listed.close()]);
+  await Promise.all([local.close(), remote.close(), listed.close(), behindIngress.close()]);
   await Promise.all([issuer.close(), upstream.close()]);
 });
 
@@ -81,5 +83,26 @@ describe('public deployments', () => {
     ['an unlisted name', 'evil.example.com', 403],
   ])('allowed_hosts: %s → %i', async (_name, host, status) => {
     expect(await send(listed, 'https://gw.example.test', { host })).toBe(status);
+  });
+});
+
+describe('X-Forwarded-Host counts only from trusted_proxies', () => {
+  it.each<[string, Record<string, string>, number]>([
+    ['a loopback gateway, a rebinding Host and a client-sent loopback X-Forwarded-Host', { host: 'evil.example.com', 'x-forwarded-host': '127.0.0.1:8080' }, 403],
+    ['a loopback gateway, a loopback Host and a client-sent X-Forwarded-Host', { host: '127.0.0.1:8080', 'x-forwarded-host': 'evil.example.com' }, 200],
+  ])('untrusted peer: %s → %i (the Host header decides)', async (_name, headers, status) => {
+    expect(await send(local, LOCAL, headers)).toBe(status);
+  });
+
+  it('allowed_hosts with an untrusted peer: a listed X-Forwarded-Host does not admit an unlisted Host', async () => {
+    expect(await send(listed, 'https://gw.example.test', { host: 'evil.example.com', 'x-forwarded-host': 'gw.example.test' })).toBe(403);
+  });
+
+  it.each<[string, Record<string, string>, number]>([
+    ['the Host the client used, forwarded by the ingress', { host: 'gateway.svc.cluster.local', 'x-forwarded-host': 'gw.example.test' }, 200],
+    ['a rebinding Host, forwarded by the ingress', { host: 'gw.example.test', 'x-forwarded-host': 'evil.example.com' }, 403],
+    ['no X-Forwarded-Host: the Host header', { host: 'gw.example.test' }, 200],
+  ])('trusted ingress: %s → %i', async (_name, headers, status) => {
+    expect(await send(behindIngress, 'https://gw.example.test', headers)).toBe(status);
   });
 });

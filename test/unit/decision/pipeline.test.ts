@@ -56,7 +56,8 @@ const token = (scope: string, claims: Record<string, unknown> = {}) => {
 
 function facts(method: string, headers: Record<string, string>, url = '/calc/mcp'): RequestFacts {
   const lowered = Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value]));
-  return { method, url, headers: { host: '127.0.0.1:8080', ...lowered }, rawHeaders: Object.entries(headers).flat(), clientAddress: '127.0.0.1' };
+  const all = { host: '127.0.0.1:8080', ...lowered };
+  return { method, url, headers: all, rawHeaders: Object.entries(headers).flat(), host: all.host, clientAddress: '127.0.0.1' };
 }
 
 /** Runs both stages like a front door would; the refusal's status, or the early answer's, or 'allowed'. */
