@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'undici';
 import type { LoadMode, RequestFactory, RequestSpec } from './load.js';
-import { ROUTES, type ReferenceProxy, type Stack } from './stack.js';
+import { DECISION_SECRET, ROUTES, type ReferenceProxy, type Stack } from './stack.js';
 
 export type ModeName = 'c1' | 'c64' | 'r1000' | 'r2000';
 
@@ -175,7 +175,7 @@ export function loadScenarios({ stack, tokens, calcSessions }: ScenarioContext):
           authorization: `Bearer ${tokens.jwt}`,
           'x-original-uri': ROUTES.jwt,
           'x-original-method': 'POST',
-          'x-real-ip': '127.0.0.1',
+          'x-mcp-decision-secret': DECISION_SECRET,
         },
       }),
     },

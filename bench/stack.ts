@@ -61,6 +61,9 @@ const TOKEN_LIFETIME_S = 2 * 3600;
  * upstream takes the length of its test SSE stream from `x-bench-events`, a header the gateway forwards only when a
  * route names it.
  */
+/** What the bench's nginx-style questions send in X-Mcp-Decision-Secret (`decision.secret`). */
+export const DECISION_SECRET = randomBytes(32).toString('base64url');
+
 function gatewayYaml(port: number, publicPort: number, adminPort: number, decisionPort: number, issuer: string, upstreamUrl: string, calculatorUrl: string): string {
   const jwt = `{ issuer: "${issuer}", jwks_uri: "${issuer}/jwks", algorithms: [ES256] }`;
   const route = (name: string, path: string, upstream: string, tokens: string): string => `
@@ -74,7 +77,7 @@ function gatewayYaml(port: number, publicPort: number, adminPort: number, decisi
   const introspection = `{ introspection: { endpoint: "${issuer}/introspect", issuer: "${issuer}", client_id: bench-gateway, client_secret: "\${env:BENCH_INTROSPECTION_SECRET}" } }`;
   return `listen: { host: 127.0.0.1, port: ${port} }
 admin: { host: 127.0.0.1, port: ${adminPort} }
-decision: { host: 127.0.0.1, port: ${decisionPort} }
+decision: { host: 127.0.0.1, port: ${decisionPort}, proxy: nginx, secret: "\${env:BENCH_DECISION_SECRET}" }
 public_url: http://127.0.0.1:${publicPort}
 log: { level: info }
 # The 1,000-open-streams check holds them all with one token: above the default cap of 64 per principal.
@@ -143,6 +146,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       BENCH_REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       BENCH_CACHE_KEY_SECRET: randomBytes(32).toString('base64url'),
       BENCH_INTROSPECTION_SECRET: randomBytes(16).toString('base64url'),
+      BENCH_DECISION_SECRET: DECISION_SECRET,
     };
     const logFile = options.gatewayLog ? openSync(options.gatewayLog, 'w') : undefined;
     const spawnGateway = async (gatewayEntry: string, config: string, port: number, ownDecisionPort: number): Promise<Stack['gateway']> => {

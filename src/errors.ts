@@ -44,7 +44,7 @@ export type GatewayErrorCode =
   | 'header_mismatch'
   /** The principal exceeded the route's rate limit → 429 + Retry-After. */
   | 'rate_limited'
-  /** The principal already holds `limits.max_streams_per_principal` SSE streams → 429 + Retry-After. */
+  /** The principal already holds `limits.max_streams_per_principal` standalone SSE streams → 429 + Retry-After. */
   | 'too_many_streams'
   /** The principal already has `limits.max_concurrent_requests_per_principal` requests in flight → 429 + Retry-After. */
   | 'too_many_requests'
@@ -54,7 +54,13 @@ export type GatewayErrorCode =
    */
   | 'elicitation_required'
   /** Shutting down: new requests are refused so clients go to another replica. */
-  | 'draining';
+  | 'draining'
+  /** The decision listener was asked without `decision.secret`: the caller is not the configured proxy → 403. */
+  | 'proxy_unauthenticated'
+  /** The question carries another proxy's description of a request besides the configured proxy's → 400. */
+  | 'proxy_description_conflict'
+  /** The configured proxy described the request incompletely (its config is broken) → 500, never decided. */
+  | 'proxy_description_incomplete';
 
 export interface GatewayErrorOptions {
   /** Internal, log-safe detail (an error code such as `ERR_JWT_EXPIRED`, never input). */

@@ -205,7 +205,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     buildDecisionServer({
       logger: deps.logger,
       metrics,
-      pathPrefix: config.decision.pathPrefix,
+      settings: config.decision,
       maxBodyBytes: config.limits.maxBodyBytes,
       pinRuntimes: (decisionApp) => {
         const decisionLifecycle = registerRequestLifecycle(decisionApp, runtimes);

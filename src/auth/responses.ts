@@ -41,6 +41,9 @@ const DESCRIPTIONS = {
   too_many_requests: 'Too many requests in flight; retry when one has finished',
   draining: 'Gateway is shutting down; retry on another instance',
   elicitation_required: 'This request requires connecting your account at the upstream service',
+  proxy_unauthenticated: 'The decision listener answers only its configured proxy',
+  proxy_description_conflict: 'The request carries a request description of another proxy',
+  proxy_description_incomplete: 'The proxy did not describe the request completely',
 } as const satisfies Record<GatewayError['code'], string>;
 
 /**
@@ -137,7 +140,12 @@ export function errorResponse(
       };
     case 'origin_forbidden':
     case 'host_forbidden':
+    case 'proxy_unauthenticated':
       return { statusCode: 403, headers: JSON_TYPE, body: oauthBody(error.code, description) };
+    case 'proxy_description_conflict':
+      return { statusCode: 400, headers: JSON_TYPE, body: oauthBody('invalid_request', description) };
+    case 'proxy_description_incomplete':
+      return { statusCode: 500, headers: JSON_TYPE, body: oauthBody('decision_request_incomplete', description) };
     case 'not_found':
       return { statusCode: 404, headers: JSON_TYPE, body: JSON.stringify({ error: 'not_found' }) };
     case 'invalid_jsonrpc':

@@ -52,7 +52,13 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
   const config: CompiledConfig = {
     listen: { host: raw.listen.host, port: raw.listen.port },
     admin: { enabled: raw.admin.enabled, host: raw.admin.host, port: raw.admin.port },
-    decision: raw.decision && { host: raw.decision.host, port: raw.decision.port, pathPrefix: raw.decision.path_prefix },
+    decision: raw.decision && {
+      host: raw.decision.host,
+      port: raw.decision.port,
+      proxy: raw.decision.proxy,
+      secret: optionalSecret(raw.decision.secret),
+      pathPrefix: raw.decision.path_prefix,
+    },
     shutdown: { gracePeriod: raw.shutdown.grace_period },
     publicUrl: new URL(publicUrl),
     allowInsecureHttp: raw.allow_insecure_http,

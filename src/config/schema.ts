@@ -447,6 +447,12 @@ function redisTls(description: string) {
 
 const redisSentinel = z
   .strictObject({
+/** The proxies the decision listener answers, each describing the request it holds in its own way. */
+export const DECISION_PROXIES = ['nginx', 'traefik', 'envoy'] as const;
+
+/** The header carrying `decision.secret` on every question the proxy asks. */
+export const DECISION_SECRET_HEADER = 'X-Mcp-Decision-Secret';
+
     name: z.string().min(1).describe('Master group name the sentinels monitor, e.g. mymaster.'),
     sentinels: hostPortList('Sentinels as host:port, e.g. ["sentinel-0.redis:26379"].'),
     password: secret('Password of the Redis data nodes.').optional(),
@@ -493,6 +499,20 @@ export const configSchema = z
           .default('127.0.0.1')
           .describe('Bind address; only the proxy asking (nginx, Envoy, Traefik) may reach it. Default: 127.0.0.1.'),
         port: z.number().int().min(0).max(65535).default(8181).describe('Port. Default: 8181.'),
+        proxy: z
+          .enum(DECISION_PROXIES, { error: `must be one of ${DECISION_PROXIES.join(', ')}: the proxy that asks (its headers alone describe the request)` })
+          .describe(
+            'Which proxy asks: nginx (auth_request: X-Original-URI / X-Original-Method), traefik (forwardAuth: X-Forwarded-Uri / X-Forwarded-Method / X-Forwarded-Host) or envoy (ext_authz HTTP service: the request itself under path_prefix). Only that proxy\'s description of the request is read; a question that also carries another proxy\'s description is refused (400). Required.',
+          ),
+        secret: secret(
+          `Shared secret the proxy sends in the ${DECISION_SECRET_HEADER} header of every question, at least 32 characters: the listener answers no one else (a valid client token would otherwise buy a route's upstream credential from anyone who reaches the port). Required unless unauthenticated: true.`,
+        )
+          .min(32, { error: 'must be at least 32 characters' })
+          .optional(),
+        unauthenticated: z
+          .boolean()
+          .default(false)
+          .describe('Answer questions without the shared secret (only when nothing but the proxy can reach the listener, e.g. a Unix-socket-like loopback sidecar). Default: false.'),
         path_prefix: z
           .string()
           .regex(/^(\/[A-Za-z0-9\-._~]+)*$/, { error: 'must be empty or start with "/" and not end with "/"' })
@@ -505,6 +525,14 @@ export const configSchema = z
       .strictObject({
         grace_period: duration(
           '20s',
+      .superRefine((value, ctx) => {
+        if (value.secret === undefined && !value.unauthenticated) {
+          ctx.addIssue({ code: 'custom', path: ['secret'], message: 'is required (or set unauthenticated: true to answer any caller that reaches the listener)' });
+        }
+        if (value.secret !== undefined && value.unauthenticated) {
+          ctx.addIssue({ code: 'custom', path: ['unauthenticated'], message: 'contradicts secret: set one of them' });
+        }
+      })
           'After SIGTERM/SIGINT: how long in-flight requests may take before remaining connections are cut.',
           { max: 600_000 },
         ),

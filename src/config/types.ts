@@ -268,10 +268,16 @@ export interface HostPolicy {
 
 /** The decision listener for proxies that ask before forwarding (nginx, Envoy, Traefik). */
 export interface DecisionListenerSettings {
+/** The proxy that asks the decision listener; its own headers alone describe the request it holds. */
+export type DecisionProxy = 'nginx' | 'traefik' | 'envoy';
+
   readonly host: string;
   readonly port: number;
   /** Envoy ext_authz `path_prefix`: stripped from the path to get the original one. */
   readonly pathPrefix: string;
+  readonly proxy: DecisionProxy;
+  /** What the proxy sends in X-Mcp-Decision-Secret; absent only with `unauthenticated: true`. */
+  readonly secret: Secret | undefined;
 }
 
 /** The admin listener (metrics, health); never the main listener. */

@@ -1,7 +1,13 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { METHODS, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { DECISION_SECRET_HEADER } from '../config/schema.js';
+import type { Secret } from '../config/secret.js';
+import { compileTrustedProxies } from '../config/trusted-proxies.js';
+import type { DecisionListenerSettings, DecisionProxy } from '../config/types.js';
+import type { RequestFacts } from '../decision/facts.js';
 import { requestFacts } from '../request-facts.js';
 import { admit, authorize, authorizeWithoutBody } from '../decision/pipeline.js';
 import { refusalResponse } from '../decision/refusal.js';
@@ -11,15 +17,15 @@ import { afterTurn } from '../observability/after-turn.js';
 import { auditRecord } from '../observability/audit.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { Runtime } from '../runtime.js';
-import { originalRequest, type Dialect } from './original-request.js';
+import { originalRequest } from './original-request.js';
 import { allowHeaders, refusalForProxy } from './verdict.js';
 import { lazyRequestLogger } from '../observability/request-logger.js';
 
 export interface DecisionServerOptions {
   readonly logger: Logger;
   readonly metrics: GatewayMetrics;
-  /** Envoy's `path_prefix`, from `decision.path_prefix`. */
-  readonly pathPrefix: string;
+  /** `decision` as the gateway started with it; a reload's own settings (proxy, secret, path prefix) apply at once. */
+  readonly settings: DecisionListenerSettings;
   /** The largest body Envoy may send with the request (`with_request_body`); fixed at start like the proxy's. */
   readonly maxBodyBytes: number;
   /** Pins every request of `app` to the runtime current when it arrived (reloads swap it); returns the lookup. */
@@ -59,25 +65,37 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
   const runtimeOf = options.pinRuntimes(app);
 
   let warnedBodyless = false;
+  const unauthenticatedLog = onceAMinute();
   app.route({
     method: app.supportedMethods.filter((method) => method !== 'CONNECT'),
     url: '/*',
     exposeHeadRoute: false,
     handler: async (request, reply) => {
       const startedAt = performance.now();
-      const original = originalRequest(requestFacts(request), options.pathPrefix);
-      if (original.kind === 'unusable') {
-        logger.error({ dialect: original.dialect, missing: original.missing }, 'decision listener: the proxy did not describe the request; refused (fix the proxy config)');
-        return reply.code(500).type('application/json').send({ error: 'decision_request_incomplete' });
-      }
-      const { dialect, facts } = original;
       const runtime = runtimeOf(request);
+      const settings = runtime.config.decision ?? options.settings;
+      const dialect = settings.proxy;
       const state = createDecisionState(runtime.config.limits.maxBodyBytes);
+      let facts: RequestFacts | undefined;
       let status: number;
       let headers: Record<string, string>;
       let body: string | undefined;
       try {
         if (options.draining()) throw new GatewayError('draining');
+        if (!fromProxy(request, settings.secret)) {
+          if (unauthenticatedLog()) logger.warn({ dialect }, 'decision listener: a question without the proxy\'s decision.secret; refused (403)');
+          throw new GatewayError('proxy_unauthenticated');
+        }
+        const original = originalRequest(requestFacts(request, NOBODY), { ...settings, trustedProxies: runtime.config.trustedProxies });
+        if (original.kind === 'conflicting') {
+          logger.warn({ dialect, header: original.header }, 'decision listener: the request carries another proxy\'s description; refused (400)');
+          throw new GatewayError('proxy_description_conflict');
+        }
+        if (original.kind === 'unusable') {
+          logger.error({ dialect, missing: original.missing }, 'decision listener: the proxy did not describe the request; refused (fix the proxy config)');
+          throw new GatewayError('proxy_description_incomplete');
+        }
+        facts = original.facts;
         const early = await admit(runtime, facts, state, 'claim_on_first_use');
         if (early) {
           [status, headers] = [early.status, { ...state.responseHeaders, ...early.headers }];
@@ -93,7 +111,7 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
           warnedBodyless = true;
           logger.warn(
             { route: state.entry?.route.name, dialect },
-            'decision listener: a route that decides per operation got a request without its body; send the body (Envoy with_request_body) or clients must speak MCP 2026-07-28',
+            'decision listener: a route that decides per operation got a request without its body from a caller without every scope of the route; send the body (nginx with njs, Traefik forwardBody, Envoy with_request_body) or set upstream.validates_mirrored_headers where the upstream checks Mcp-Method / Mcp-Name',
           );
         }
         const refusal = refusalForProxy(refusalResponse(error, state), dialect);
@@ -101,15 +119,44 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
       }
       // The audit line and metric come after the turn: the proxy waiting for the verdict does not wait for them.
       const latencyMs = performance.now() - startedAt;
-      afterTurn(() => record(options, logger, dialect, state, facts.method, status, latencyMs));
+      const httpMethod = facts?.method ?? request.method;
+      afterTurn(() => record(options, logger, dialect, state, httpMethod, status, latencyMs));
       return reply.code(status).headers(headers).send(body);
     },
   });
   return app;
 }
 
+/** Questions are read as they arrive: the proxy's forwarding headers count only through `trusted_proxies`. */
+const NOBODY = compileTrustedProxies([]);
+
+const SECRET_HEADER = DECISION_SECRET_HEADER.toLowerCase();
+
+/** The question carries `decision.secret` (compared in constant time), or none is configured (`unauthenticated`). */
+function fromProxy(request: FastifyRequest, secret: Secret | undefined): boolean {
+  if (secret === undefined) return true;
+  const presented = request.headers[SECRET_HEADER];
+  if (typeof presented !== 'string') return false;
+  return timingSafeEqual(digest(presented), digest(secret.reveal()));
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** True at most once a minute: a caller hammering the port cannot flood the log. */
+function onceAMinute(): () => boolean {
+  let last = Number.NEGATIVE_INFINITY;
+  return () => {
+    const now = performance.now();
+    if (now - last < 60_000) return false;
+    last = now;
+    return true;
+  };
+}
+
 /** One audit line and one metric per decision, like the proxy's; never a token. */
-function record(options: DecisionServerOptions, logger: Logger, dialect: Dialect, state: DecisionState, httpMethod: string, status: number, latencyMs: number): void {
+function record(options: DecisionServerOptions, logger: Logger, dialect: DecisionProxy, state: DecisionState, httpMethod: string, status: number, latencyMs: number): void {
   const route = state.entry?.route.name ?? 'unmatched';
   options.metrics.decision(route, dialect, status);
   if (!state.entry) return;

@@ -1,6 +1,6 @@
 import type { ErrorResponse } from '../auth/responses.js';
 import type { DecisionState } from '../decision/state.js';
-import type { Dialect } from './original-request.js';
+import type { DecisionProxy } from '../config/types.js';
 
 /** Client headers never to reach the upstream; Envoy removes those the verdict names (its HTTP ext_authz contract). */
 const CLIENT_CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'] as const;
@@ -11,7 +11,7 @@ const CLIENT_CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cook
  * client credential headers the verdict does not replace, so the client's token is dropped even on a route whose
  * upstream needs no credential.
  */
-export function allowHeaders(state: DecisionState, dialect: Dialect): Record<string, string> {
+export function allowHeaders(state: DecisionState, dialect: DecisionProxy): Record<string, string> {
   const headers: Record<string, string> = { ...state.upstreamHeaders };
   if (dialect === 'envoy') {
     const removed = CLIENT_CREDENTIAL_HEADERS.filter((name) => !(name in headers));
@@ -28,7 +28,7 @@ export const NGINX_BODY_HEADER = 'x-mcp-decision-body';
  * mode gives with a 2xx status (a user_oauth URL elicitation is a JSON-RPC error in a 200) would read as "allowed"
  * to every proxy: it goes out as 403 with the same body instead, never as a verdict to forward.
  */
-export function refusalForProxy(response: ErrorResponse, dialect: Dialect): ErrorResponse {
+export function refusalForProxy(response: ErrorResponse, dialect: DecisionProxy): ErrorResponse {
   const refused = response.statusCode < 400 ? { ...response, statusCode: 403 } : response;
   if (dialect !== 'nginx') return refused;
   return { ...refused, headers: { ...refused.headers, [NGINX_BODY_HEADER]: refused.body } };

@@ -11,7 +11,10 @@ export function restartOnlyChanges(started: CompiledConfig, next: CompiledConfig
     ['admin.enabled', started.admin.enabled !== next.admin.enabled],
     ['admin.host', started.admin.host !== next.admin.host],
     ['admin.port', started.admin.port !== next.admin.port],
-    ['decision', JSON.stringify(started.decision) !== JSON.stringify(next.decision)],
+    // The rest of `decision` (proxy, secret, path_prefix) applies to the next question.
+    ['decision', (started.decision === undefined) !== (next.decision === undefined)],
+    ['decision.host', started.decision?.host !== next.decision?.host],
+    ['decision.port', started.decision?.port !== next.decision?.port],
     ['cache.redis_url', started.cache.redisUrl?.reveal() !== next.cache.redisUrl?.reveal()],
     // Sentinel / cluster settings hold Secrets: compare what they reveal, never print it.
     ['cache.redis_sentinel', redisIdentity(started, 'sentinel') !== redisIdentity(next, 'sentinel')],

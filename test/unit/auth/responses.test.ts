@@ -28,6 +28,9 @@ const CODES: Readonly<Record<GatewayErrorCode, true>> = {
   too_many_requests: true,
   elicitation_required: true,
   draining: true,
+  proxy_unauthenticated: true,
+  proxy_description_conflict: true,
+  proxy_description_incomplete: true,
 };
 
 const CHALLENGE = { metadataUrl: 'https://gw.example/.well-known/oauth-protected-resource/mcp', challengeScopes: ['mcp'] };
@@ -57,10 +60,10 @@ describe('errorResponse: JSON-RPC error codes', () => {
     ['draining', 503, -32603],
     ['rate_limited', 429, -32603],
     ['too_many_streams', 429, -32603],
+    ['too_many_requests', 429, -32603],
     ['session_not_found', 404, -32600],
   ])('%s → HTTP %i, JSON-RPC %i', (code, status, jsonRpcCode) => {
     const response = errorResponse(new GatewayError(code), CHALLENGE, 7);
-    ['too_many_requests', 429, -32603],
     expect(response.statusCode).toBe(status);
     expect((JSON.parse(response.body) as { error: { code: number } }).error.code).toBe(jsonRpcCode);
   });

@@ -16,7 +16,9 @@ describe('defaults', () => {
     expect(config.publicUrl.href).toBe('https://gw.example.com/');
     expect(config.allowInsecureHttp).toBe(false);
     expect(config.logLevel).toBe('info');
-    expect(config.limits).toEqual({ maxBodyBytes: 1_048_576, maxTokenBytes: 8192, bodyTimeout: 30_000, headerTimeout: 10_000, maxStreamsPerPrincipal: 64 });
+    expect(config.limits).toEqual({ maxBodyBytes: 1_048_576, maxTokenBytes: 8192, bodyTimeout: 30_000, headerTimeout: 10_000, maxStreamsPerPrincipal: 64, maxConcurrentRequestsPerPrincipal: 256 });
+    expect(config.trustedProxies.none).toBe(true);
+    expect(config.decision).toBeUndefined();
     expect(config.cache).toEqual({ redisUrl: undefined, keySecret: undefined, keyPrefix: 'mcpgw:' });
     expect(config.warnings).toEqual([]);
     expect(route).toMatchObject({
