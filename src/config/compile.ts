@@ -66,13 +66,13 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
       localOnly: isLoopbackHost(new URL(publicUrl).hostname),
       allowedHosts: immutableSet(raw.allowed_hosts.map((host) => host.toLowerCase())),
     },
+    trustedProxies: compileTrustedProxies(raw.trusted_proxies),
     routes: compiledRoutes,
     routesByPath: immutableMap(compiledRoutes.map((route) => [route.path, route])),
     routesByMetadataPath: immutableMap([
       ...compiledRoutes.map((route) => [route.metadataPath, route] as const),
       ...(shapeB ? [[WELL_KNOWN_PRM, shapeB] as const] : []),
     ]),
-    trustedProxies: compileTrustedProxies(raw.trusted_proxies),
     cache: {
       redisUrl: optionalSecret(raw.cache.redis_url),
       redis: compileRedis(raw.cache),
@@ -86,6 +86,7 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
       bodyTimeout: raw.limits.body_timeout,
       headerTimeout: raw.limits.header_timeout,
       maxStreamsPerPrincipal: raw.limits.max_streams_per_principal,
+      maxConcurrentRequestsPerPrincipal: raw.limits.max_concurrent_requests_per_principal,
     },
     signingKey: optionalSecret(raw.signing_key),
     logLevel: raw.log.level,
@@ -94,7 +95,6 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
   return { config: deepFreeze(config) };
 }
 
-      maxConcurrentRequestsPerPrincipal: raw.limits.max_concurrent_requests_per_principal,
 /** RFC 9728 §3.1 PRM path: well-known prefix + resource path, a terminating slash removed. */
 export function metadataPathOf(resource: string): string {
   return WELL_KNOWN_PRM + new URL(resource).pathname.replace(/\/$/, '');
@@ -120,6 +120,7 @@ function compileRoute(raw: RawRoute, publicUrl: string): PartialRoute {
         audience: raw.upstream.identity.audience ?? new URL(raw.upstream.url).origin,
       },
       forwardHeaders: immutableSet(raw.upstream.forward_headers.map((name) => name.toLowerCase())),
+      validatesMirroredHeaders: raw.upstream.validates_mirrored_headers,
       connectTimeout: raw.upstream.timeouts.connect,
       headersTimeout: raw.upstream.timeouts.headers,
       bodyIdleTimeout: raw.upstream.timeouts.body_idle,
@@ -498,15 +499,7 @@ function warnings(raw: RawConfig, referencedPaths: ReadonlySet<string>): string[
       'signing_key: not set; identity assertions are signed with a key generated per process (set signing_key when running several replicas or restarting)',
     );
   }
-  if (raw.decision) {
-    raw.routes.forEach((route, index) => {
-      if (route.policy.hide_unauthorized) {
-        found.push(
-          `routes.${index}.policy.hide_unauthorized: lists are filtered only when the gateway is the proxy; through the decision listener they reach clients unfiltered (every call is still authorized)`,
-        );
-      }
-    });
-  }
+  if (raw.decision) found.push(...decisionListenerWarnings(raw, raw.decision.proxy));
   if (raw.consent !== undefined && userOAuthRoutes(raw).length === 0) {
     found.push('consent: set, but no route uses upstream.auth.type user_oauth');
   }
@@ -540,6 +533,43 @@ function warnings(raw: RawConfig, referencedPaths: ReadonlySet<string>): string[
     .filter(([path, value]) => value !== undefined && !referencedPaths.has(path))
     .map(([path]) => `${path}: literal secret in config; prefer \${env:…} or \${file:…}`);
   return [...literals, ...found];
+}
+
+/** How each proxy can hand the decision listener the request body. */
+const SENDING_THE_BODY: Readonly<Record<RawDecisionProxy, string>> = {
+  nginx: 'nginx auth_request sends none: use config/nginx/nginx-with-body.conf (njs)',
+  traefik: 'set forwardBody: true on the forwardAuth middleware (Traefik 3.4 or later)',
+  envoy: 'configure ext_authz with_request_body',
+};
+
+type RawDecisionProxy = NonNullable<RawConfig['decision']>['proxy'];
+
+/** What the decision listener cannot do for a route, or needs from the proxy in front of it. */
+function decisionListenerWarnings(raw: RawConfig, proxy: RawDecisionProxy): string[] {
+  const found: string[] = [];
+  if (proxy === 'traefik' && raw.trusted_proxies.length === 0) {
+    found.push(
+      'trusted_proxies: empty, but Traefik names the client\'s Host and address only in X-Forwarded-Host / X-Forwarded-For: list its address, or every question is decided with its own Host and address',
+    );
+  }
+  raw.routes.forEach((route, index) => {
+    const { policy } = route;
+    if (policy.hide_unauthorized) {
+      found.push(
+        `routes.${index}.policy.hide_unauthorized: lists are filtered only when the gateway is the proxy; through the decision listener they reach clients unfiltered (every call is still authorized)`,
+      );
+    }
+    const perOperation = [policy.tools, policy.methods, policy.resources, policy.prompts].some((byName) => Object.keys(byName).length > 0);
+    if (perOperation) {
+      const headers = route.upstream.validates_mirrored_headers
+        ? 'requests of MCP 2026-07-28 or later are decided from their Mcp-Method / Mcp-Name headers; older ones'
+        : 'a request';
+      found.push(
+        `routes.${index}.policy: decided per operation; through the decision listener ${headers} without the body pass only with every scope the policy names (others get 400): ${SENDING_THE_BODY[proxy]}`,
+      );
+    }
+  });
+  return found;
 }
 
 /** Scopes a policy demands but the PRM does not advertise: clients cannot learn to request them. */

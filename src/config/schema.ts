@@ -235,6 +235,12 @@ const upstream = z
       .describe('MCP endpoint of the upstream server; http is allowed (typically a pod-local service).'),
     auth: upstreamAuth,
     identity: identity.optional(),
+    validates_mirrored_headers: z
+      .boolean()
+      .default(false)
+      .describe(
+        'The upstream refuses a request whose Mcp-Method / Mcp-Name headers contradict its body (MCP 2026-07-28 servers must). Only then may a door that sees no body (the decision listener behind nginx auth_request or Traefik without forwardBody) decide a per-tool/resource/prompt policy from those headers; otherwise such a request passes only with every scope the route names, else 400. Default: false.',
+      ),
     forward_headers: z
       .array(z.string().superRefine(rule(forwardedHeaderProblem)))
       .default([])
@@ -441,18 +447,18 @@ function hostPortList(description: string) {
 
 const REDIS_MODES = ['redis_url', 'redis_sentinel', 'redis_cluster'] as const;
 
-function redisTls(description: string) {
-  return z.boolean().default(false).describe(`${description} Default: false.`);
-}
-
-const redisSentinel = z
-  .strictObject({
 /** The proxies the decision listener answers, each describing the request it holds in its own way. */
 export const DECISION_PROXIES = ['nginx', 'traefik', 'envoy'] as const;
 
 /** The header carrying `decision.secret` on every question the proxy asks. */
 export const DECISION_SECRET_HEADER = 'X-Mcp-Decision-Secret';
 
+function redisTls(description: string) {
+  return z.boolean().default(false).describe(`${description} Default: false.`);
+}
+
+const redisSentinel = z
+  .strictObject({
     name: z.string().min(1).describe('Master group name the sentinels monitor, e.g. mymaster.'),
     sentinels: hostPortList('Sentinels as host:port, e.g. ["sentinel-0.redis:26379"].'),
     password: secret('Password of the Redis data nodes.').optional(),
@@ -493,12 +499,6 @@ export const configSchema = z
       .describe('Admin listener: /metrics (Prometheus), /healthz, /readyz. Never served on the main listener.'),
     decision: z
       .strictObject({
-        host: z
-          .string()
-          .min(1)
-          .default('127.0.0.1')
-          .describe('Bind address; only the proxy asking (nginx, Envoy, Traefik) may reach it. Default: 127.0.0.1.'),
-        port: z.number().int().min(0).max(65535).default(8181).describe('Port. Default: 8181.'),
         proxy: z
           .enum(DECISION_PROXIES, { error: `must be one of ${DECISION_PROXIES.join(', ')}: the proxy that asks (its headers alone describe the request)` })
           .describe(
@@ -513,18 +513,18 @@ export const configSchema = z
           .boolean()
           .default(false)
           .describe('Answer questions without the shared secret (only when nothing but the proxy can reach the listener, e.g. a Unix-socket-like loopback sidecar). Default: false.'),
+        host: z
+          .string()
+          .min(1)
+          .default('127.0.0.1')
+          .describe('Bind address; only the proxy asking (nginx, Envoy, Traefik) may reach it. Default: 127.0.0.1.'),
+        port: z.number().int().min(0).max(65535).default(8181).describe('Port. Default: 8181.'),
         path_prefix: z
           .string()
           .regex(/^(\/[A-Za-z0-9\-._~]+)*$/, { error: 'must be empty or start with "/" and not end with "/"' })
           .default('')
           .describe('Envoy ext_authz: the prefix Envoy puts before the original path (its path_prefix). Default: "".'),
       })
-      .optional()
-      .describe('Decision listener: answers nginx auth_request, Traefik forwardAuth and Envoy ext_authz (HTTP) with the proxy\'s verdicts. Off unless set.'),
-    shutdown: z
-      .strictObject({
-        grace_period: duration(
-          '20s',
       .superRefine((value, ctx) => {
         if (value.secret === undefined && !value.unauthenticated) {
           ctx.addIssue({ code: 'custom', path: ['secret'], message: 'is required (or set unauthenticated: true to answer any caller that reaches the listener)' });
@@ -533,6 +533,12 @@ export const configSchema = z
           ctx.addIssue({ code: 'custom', path: ['unauthenticated'], message: 'contradicts secret: set one of them' });
         }
       })
+      .optional()
+      .describe('Decision listener: answers nginx auth_request, Traefik forwardAuth and Envoy ext_authz (HTTP) with the proxy\'s verdicts. Off unless set.'),
+    shutdown: z
+      .strictObject({
+        grace_period: duration(
+          '20s',
           'After SIGTERM/SIGINT: how long in-flight requests may take before remaining connections are cut.',
           { max: 600_000 },
         ),
@@ -545,6 +551,12 @@ export const configSchema = z
       .default([])
       .describe(
         'Host header values (name, or name:port) MCP endpoints answer; others get 403 (DNS rebinding protection). Default: [] (any Host; with a loopback public_url, loopback names only).',
+      ),
+    trusted_proxies: z
+      .array(z.string().superRefine(rule(trustedProxyProblem)))
+      .default([])
+      .describe(
+        'Peers (IP addresses or CIDR blocks) whose X-Forwarded-For and X-Forwarded-Host the gateway believes, on the main and the decision listener: an ingress or proxy in front that overwrites them. From any other peer those headers are ignored (the Host header and the peer address count). Default: [] (nobody).',
       ),
     allow_insecure_http: z
       .boolean()
@@ -580,12 +592,6 @@ export const configSchema = z
           .int()
           .positive()
           .default(256)
-    trusted_proxies: z
-      .array(z.string().superRefine(rule(trustedProxyProblem)))
-      .default([])
-      .describe(
-        'Peers (IP addresses or CIDR blocks) whose X-Forwarded-For and X-Forwarded-Host the gateway believes, on the main and the decision listener: an ingress or proxy in front that overwrites them. From any other peer those headers are ignored (the Host header and the peer address count). Default: [] (nobody).',
-      ),
           .describe('POST and DELETE requests one user (counted like max_streams_per_principal) may have in flight at the upstream on this gateway process, an answer streamed as SSE until it ends; beyond: 429. Default: 256.'),
       })
       .superRefine((value, ctx) => {

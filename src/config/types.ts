@@ -83,6 +83,8 @@ export interface UpstreamSettings {
   readonly identity: IdentitySettings | undefined;
   /** Client headers forwarded beyond the built-in allowlist, lowercase. */
   readonly forwardHeaders: ReadonlySet<string>;
+  /** The upstream refuses Mcp-Method / Mcp-Name headers that contradict the body: a body-less door may decide by them. */
+  readonly validatesMirroredHeaders: boolean;
   /** Time to establish the TCP/TLS connection. */
   readonly connectTimeout: Milliseconds;
   /** Time from sending the request to receiving response headers (→ 504). */
@@ -253,31 +255,31 @@ export interface LimitSettings {
   readonly bodyTimeout: Milliseconds;
   /** Longest time to receive the request headers (Node's headersTimeout). */
   readonly headerTimeout: Milliseconds;
-  /** SSE streams one principal may hold open on this process; beyond → 429. */
+  /** Standalone (GET) SSE streams one principal may hold open on this process; beyond → 429. */
   readonly maxStreamsPerPrincipal: number;
+  /** POST/DELETE requests one principal may have in flight at upstreams on this process; beyond → 429. */
+  readonly maxConcurrentRequestsPerPrincipal: number;
 }
 
 export interface HostPolicy {
-  /** POST/DELETE requests one principal may have in flight at upstreams on this process; beyond → 429. */
-  readonly maxConcurrentRequestsPerPrincipal: number;
   /** `public_url` is a loopback address: only loopback Host names and loopback (or listed) Origins. */
   readonly localOnly: boolean;
   /** `allowed_hosts`, lowercase; empty → any Host (unless local). */
   readonly allowedHosts: ReadonlySet<string>;
 }
 
-/** The decision listener for proxies that ask before forwarding (nginx, Envoy, Traefik). */
-export interface DecisionListenerSettings {
 /** The proxy that asks the decision listener; its own headers alone describe the request it holds. */
 export type DecisionProxy = 'nginx' | 'traefik' | 'envoy';
 
+/** The decision listener for proxies that ask before forwarding (nginx, Envoy, Traefik). */
+export interface DecisionListenerSettings {
   readonly host: string;
   readonly port: number;
-  /** Envoy ext_authz `path_prefix`: stripped from the path to get the original one. */
-  readonly pathPrefix: string;
   readonly proxy: DecisionProxy;
   /** What the proxy sends in X-Mcp-Decision-Secret; absent only with `unauthenticated: true`. */
   readonly secret: Secret | undefined;
+  /** Envoy ext_authz `path_prefix`: stripped from the path to get the original one. */
+  readonly pathPrefix: string;
 }
 
 /** The admin listener (metrics, health); never the main listener. */
@@ -302,6 +304,8 @@ export interface CompiledConfig {
   readonly allowInsecureHttp: boolean;
   /** Which Host (and, for local gateways, Origin) values may reach MCP endpoints (DNS rebinding protection). */
   readonly hosts: HostPolicy;
+  /** Peers whose X-Forwarded-For / X-Forwarded-Host count (`trusted_proxies`). */
+  readonly trustedProxies: TrustedProxies;
   readonly routes: readonly CompiledRoute[];
   /** Lookup by normalised request path. */
   readonly routesByPath: ReadonlyMap<string, CompiledRoute>;
@@ -310,8 +314,6 @@ export interface CompiledConfig {
   readonly cache: CacheSettings;
   /** Present when a route uses `user_oauth`. */
   readonly consent: ConsentSettings | undefined;
-  /** Peers whose X-Forwarded-For / X-Forwarded-Host count (`trusted_proxies`). */
-  readonly trustedProxies: TrustedProxies;
   readonly limits: LimitSettings;
   /** Private key (JWK or PEM text, EC P-256) signing identity assertions; absent → generated per process. */
   readonly signingKey: Secret | undefined;

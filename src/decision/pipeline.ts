@@ -1,8 +1,9 @@
+import { grantsAll } from '../auth/scopes.js';
 import type { AuthContext } from '../auth/types.js';
 import { GatewayError } from '../errors.js';
 import { andThen, type MaybePromise } from '../maybe-promise.js';
 import { declaredProtocolVersion, paramHeadersProblem, requiresMirroredHeaders } from '../policy/mcp-headers.js';
-import { dependsOnMessage, hasUnplaceableResourceUri } from '../policy/required-scopes.js';
+import { dependsOnMessage, everyPolicyScope, hasUnplaceableResourceUri } from '../policy/required-scopes.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
 import { methodAnswer, type EarlyAnswer } from './answers.js';
 import { authenticate, checkRouteScopes } from './caller.js';
@@ -66,22 +67,25 @@ export function authorize(facts: RequestFacts, state: DecisionState, body: Buffe
 
 /**
  * Stage two for a front door that never sees the body (nginx auth_request, Traefik forwardAuth, Envoy without
- * `with_request_body`). Where the route's policy depends on the operation, a request declaring MCP 2026-07-28 or
- * later is decided from its mirrored headers (the upstream must refuse headers that contradict the body); an older
- * one cannot be decided and is refused (400): the proxy must send the body.
+ * `with_request_body`). Where the route's policy depends on the operation, the headers that mirror it
+ * (`Mcp-Method`, `Mcp-Name`, MCP 2026-07-28) decide only when the route says its upstream refuses headers that
+ * contradict the body (`upstream.validates_mirrored_headers`): otherwise a client could name one tool and run
+ * another. Without that, only a caller holding every scope the route's policy names may pass (whatever the body
+ * asks, it could ask it); anyone else gets 400: the proxy must send the body.
  */
 export async function authorizeWithoutBody(facts: RequestFacts, state: DecisionState): Promise<void> {
   const { entry, auth } = admitted(state);
-  const { policy } = entry.route;
+  const { policy, upstream } = entry.route;
   const paramProblem = paramHeadersProblem(facts.headers);
   if (paramProblem) throw new GatewayError('header_mismatch', { reason: paramProblem });
   if (facts.method === 'POST' && dependsOnMessage(policy)) {
-    if (!requiresMirroredHeaders(declaredProtocolVersion(facts.headers))) {
+    if (upstream.validatesMirroredHeaders && requiresMirroredHeaders(declaredProtocolVersion(facts.headers))) {
+      const message = messageFromMirroredHeaders(facts.headers);
+      state.message = message;
+      if (hasUnplaceableResourceUri(policy, message)) throw new GatewayError('invalid_params', { reason: 'unplaceable_resource_uri' });
+    } else if (!grantsAll(everyPolicyScope(policy), state.scopes)) {
       throw new GatewayError('body_required', { reason: 'operation_policy_without_body' });
     }
-    const message = messageFromMirroredHeaders(facts.headers);
-    state.message = message;
-    if (hasUnplaceableResourceUri(policy, message)) throw new GatewayError('invalid_params', { reason: 'unplaceable_resource_uri' });
   }
   checkOperationScopes(entry, state);
   await resolveUpstreamHeaders(entry, auth, facts, state, undefined);

@@ -37,6 +37,18 @@ const routeScopesOf = perObject((policy: PolicySettings): readonly string[] => O
 const TASK_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']);
 
 /**
+ * Every scope the policy names for any operation, the route's first: what a request needs when the operation it
+ * stands for cannot be known (a task method; a door that sees no body). Once per compiled policy.
+ */
+export const everyPolicyScope = perObject((policy: PolicySettings): readonly string[] => {
+  const scopes = new Set(policy.scopes);
+  for (const byOperation of [policy.methods, policy.tools, policy.prompts, policy.resources]) {
+    byOperation.forEach((extra) => extra.forEach((scope) => scopes.add(scope)));
+  }
+  return Object.freeze([...scopes]);
+});
+
+/**
  * Every scope one request needs: the route's, then the method's, then those of the tool / resource / prompt it
  * names (every method that names one, checklist K2), deduplicated in that order (the order of the 403
  * challenge). Without a message (GET, DELETE) only the route's. A named operand that is missing, not a string or
@@ -50,9 +62,7 @@ export function requiredScopes(policy: PolicySettings, message: JsonRpcMessageFa
   const scopes = new Set(policy.scopes);
   const add = (extra: readonly string[] | undefined): void => extra?.forEach((scope) => scopes.add(scope));
   add(policy.methods.get(message.method));
-  if (TASK_METHODS.has(message.method)) {
-    for (const byOperation of [policy.methods, policy.tools, policy.prompts, policy.resources]) byOperation.forEach(add);
-  }
+  if (TASK_METHODS.has(message.method)) add(everyPolicyScope(policy));
   for (const kind of targetKinds(message)) {
     const { scopes: byOperand, key } = target(policy, message, kind);
     if (key === undefined) byOperand.forEach(add);

@@ -31,3 +31,63 @@ describe('admin and shutdown settings', () => {
     expect(parseObject(configWith(edits)).ok).toBe(true);
   });
 });
+
+describe('decision listener settings', () => {
+  const SECRET = 's'.repeat(32);
+
+  it('compiles the proxy, the secret (never printed) and the path prefix', () => {
+    const config = compiled(parseObject(configWith({ decision: { proxy: 'envoy', secret: SECRET, path_prefix: '/ext-authz' } })));
+    expect(config.decision).toMatchObject({ host: '127.0.0.1', port: 8181, proxy: 'envoy', pathPrefix: '/ext-authz' });
+    expect(config.decision?.secret?.reveal()).toBe(SECRET);
+    expect(JSON.stringify(config.decision)).not.toContain(SECRET);
+  });
+
+  it('unauthenticated: true is an explicit choice without a secret', () => {
+    expect(compiled(parseObject(configWith({ decision: { proxy: 'nginx', unauthenticated: true } }))).decision?.secret).toBeUndefined();
+  });
+
+  it.each<[string, Record<string, unknown>, string, string]>([
+    ['no proxy named', { decision: { secret: SECRET } }, 'decision.proxy', 'must be one of nginx, traefik, envoy'],
+    ['an unknown proxy', { decision: { proxy: 'haproxy', secret: SECRET } }, 'decision.proxy', 'must be one of nginx, traefik, envoy'],
+    ['neither a secret nor unauthenticated', { decision: { proxy: 'nginx' } }, 'decision.secret', 'is required'],
+    ['a short secret', { decision: { proxy: 'nginx', secret: 'short' } }, 'decision.secret', 'at least 32 characters'],
+    ['a secret and unauthenticated', { decision: { proxy: 'nginx', secret: SECRET, unauthenticated: true } }, 'decision.unauthenticated', 'contradicts secret'],
+  ])('check-config names %s at its YAML path', (_title, edits, path, message) => {
+    const found = problems(parseObject(configWith(edits)));
+    expect(found.map((problem) => problem.path)).toEqual([path]);
+    expect(found[0]?.message).toContain(message);
+  });
+});
+
+describe('trusted_proxies', () => {
+  it('compiles addresses and CIDR blocks of both families; default: nobody', () => {
+    expect(compiled(parseObject(configWith({}))).trustedProxies.none).toBe(true);
+    const trusted = compiled(parseObject(configWith({ trusted_proxies: ['10.0.0.0/8', 'fd00::/8', '192.0.2.7'] }))).trustedProxies;
+    expect(['10.9.9.9', 'fd00::1', '192.0.2.7', '192.0.2.8'].map((address) => trusted.trusts(address))).toEqual([true, true, true, false]);
+  });
+
+  it('names a bad entry at its YAML path', () => {
+    const found = problems(parseObject(configWith({ trusted_proxies: ['10.0.0.0/8', 'ingress.local'] })));
+    expect(found.map((problem) => problem.path)).toEqual(['trusted_proxies.1']);
+  });
+});
+
+describe('check-config warnings for routes behind the decision listener', () => {
+  const perTool = { 'routes.0.policy': { scopes: ['mcp'], tools: { multiply: ['calc:write'] } }, 'routes.0.scopes_supported': ['mcp', 'calc:write'] };
+
+  it.each<[string, string]>([
+    ['nginx', 'config/nginx/nginx-with-body.conf (njs)'],
+    ['traefik', 'forwardBody: true'],
+    ['envoy', 'with_request_body'],
+  ])('%s: a per-tool route says how to send the body and what happens without it', (proxy, hint) => {
+    const config = compiled(parseObject(configWith({ ...perTool, decision: { proxy, unauthenticated: true }, trusted_proxies: ['127.0.0.1'] })));
+    const warning = config.warnings.find((line) => line.startsWith('routes.0.policy:'));
+    expect(warning).toContain('pass only with every scope the policy names (others get 400)');
+    expect(warning).toContain(hint);
+  });
+
+  it('traefik without trusted_proxies: the Host and client address Traefik forwards would be ignored', () => {
+    const config = compiled(parseObject(configWith({ decision: { proxy: 'traefik', unauthenticated: true } })));
+    expect(config.warnings.some((line) => line.startsWith('trusted_proxies: empty, but Traefik'))).toBe(true);
+  });
+});
