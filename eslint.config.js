@@ -7,7 +7,7 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js', 'bin/*.js', 'test/clients/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.js', 'bin/*.js', 'test/clients/*.mjs', 'config/nginx/*.js'] }, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -17,7 +17,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ['eslint.config.js', 'bin/*.js', 'test/clients/*.mjs'],
+    // Plain JavaScript: tooling, browser scripts, and nginx's njs (its own runtime, no Node types).
+    files: ['eslint.config.js', 'bin/*.js', 'test/clients/*.mjs', 'config/nginx/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },
 );

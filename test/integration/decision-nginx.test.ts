@@ -1,8 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../helpers/gateway.js';
 import type { TestIssuer } from '../helpers/issuer.js';
@@ -11,22 +12,25 @@ import { freePort } from '../helpers/net.js';
 import type { TestUpstream } from '../helpers/upstream.js';
 
 /**
- * The nginx front door end to end with a real nginx (Debian's package; `.ci/run` installs it) running the shipped
- * config/nginx/nginx.conf, ports moved to free ones: client → nginx → MCP upstream, the gateway deciding.
+ * The nginx front door end to end with a real nginx (Debian's package and its JavaScript module; `.ci/run` installs
+ * both) running the shipped configs, ports moved to free ones: client → nginx → MCP upstream, the gateway deciding.
+ * - config/nginx/nginx.conf: auth_request, no body;
+ * - config/nginx/nginx-with-body.conf: njs asks with the body.
  */
 
 const NGINX = ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/bin/nginx'].find((path) => spawnSync(path, ['-v']).status === 0);
+const SHIPPED = new URL('../../config/nginx/', import.meta.url);
+const SECRET = 'a-decision-secret-of-at-least-32-characters';
 
-let issuer: TestIssuer;
-let upstream: TestUpstream;
-let gw: RunningGateway;
-let closeStack: JwtStack['close'] | undefined;
-let nginx: ChildProcess;
-let dir: string;
-let nginxUrl: string;
-let resource: string;
+interface NginxDoor {
+  readonly issuer: TestIssuer;
+  readonly upstream: TestUpstream;
+  readonly gw: RunningGateway;
+  readonly url: string;
+  readonly resource: string;
+}
 
-async function waitForNginx(url: string): Promise<void> {
+async function waitForNginx(url: string, dir: string): Promise<void> {
   for (let attempt = 0; attempt < 200; attempt += 1) {
     try {
       await fetch(url);
@@ -38,94 +42,204 @@ async function waitForNginx(url: string): Promise<void> {
   throw new Error(`nginx did not start at ${url}; see ${dir}/error.log`);
 }
 
-beforeAll(async () => {
-  if (!NGINX) throw new Error('nginx is not installed: apt-get install nginx (the decision door is tested against a real one)');
-  const nginxPort = await freePort();
-  nginxUrl = `http://127.0.0.1:${nginxPort}`;
-  resource = `${nginxUrl}/calc/mcp`;
-  ({ issuer, upstream, gw, close: closeStack } = await startJwtStack((target) => `
-public_url: ${nginxUrl}
-decision: { port: 0 }
+/** The gateway deciding for nginx running the shipped `conf`, with its other shipped files beside it. */
+function nginxDoor(conf: string): NginxDoor {
+  let door: NginxDoor | undefined;
+  let closeStack: JwtStack['close'] | undefined;
+  let nginx: ChildProcess | undefined;
+  let dir: string | undefined;
+  beforeAll(async () => {
+    if (!NGINX) throw new Error('nginx is not installed: apt-get install nginx libnginx-mod-http-js (the decision door is tested against a real one)');
+    const nginxPort = await freePort();
+    const url = `http://127.0.0.1:${nginxPort}`;
+    const stack = await startJwtStack((target) => `
+public_url: ${url}
+decision: { port: 0, proxy: nginx, secret: ${SECRET} }
+trusted_proxies: [127.0.0.1]
+allowed_hosts: ["127.0.0.1"]
 routes:
 ${jwtRoute('calc', target, 'auth: { type: bearer, token: upstream-secret }')}
     sessions: { bind: false }
     policy: { scopes: [mcp], tools: { multiply: [calc:write] } }
-`));
-  const decision = gw.gateway.decision;
-  if (!decision) throw new Error('decision listener not built');
-  await decision.listen({ host: '127.0.0.1', port: 0 });
-  const decisionPort = (decision.server.address() as AddressInfo).port;
+`);
+    closeStack = stack.close;
+    const decision = stack.gw.gateway.decision;
+    if (!decision) throw new Error('decision listener not built');
+    await decision.listen({ host: '127.0.0.1', port: 0 });
+    const decisionPort = (decision.server.address() as AddressInfo).port;
 
-  dir = await mkdtemp(join(tmpdir(), 'mcpgw-nginx-'));
-  const shipped = await readFile(new URL('../../config/nginx/nginx.conf', import.meta.url), 'utf8');
-  const config = shipped
-    .replace('server 127.0.0.1:8181;', `server 127.0.0.1:${decisionPort};`)
-    .replace('server 127.0.0.1:8080;', `server 127.0.0.1:${gw.port};`)
-    .replace('server 127.0.0.1:3000;', `server ${new URL(upstream.url).host};`)
-    .replace('listen 8443;', `listen 127.0.0.1:${nginxPort};`);
-  await writeFile(join(dir, 'nginx.conf'), config);
-  nginx = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log'), '-g', `daemon off; pid ${join(dir, 'nginx.pid')};${process.getuid?.() === 0 ? ' user root;' : ''}`], {
-    stdio: 'ignore',
+    dir = await mkdtemp(join(tmpdir(), 'mcpgw-nginx-'));
+    for (const file of ['mcp-upstream-headers.conf', 'mcp-decision.js']) await copyFile(new URL(file, SHIPPED), join(dir, file));
+    const shipped = await readFile(new URL(conf, SHIPPED), 'utf8');
+    const config = shipped
+      .replace('server 127.0.0.1:8181;', `server 127.0.0.1:${decisionPort};`)
+      .replace('server 127.0.0.1:8080;', `server 127.0.0.1:${stack.gw.port};`)
+      .replace('server 127.0.0.1:3000;', `server ${new URL(stack.upstream.url).host};`)
+      .replace('listen 8443;', `listen 127.0.0.1:${nginxPort};`)
+      .replace('REPLACE-WITH-THE-GATEWAY-DECISION-SECRET', SECRET);
+    await writeFile(join(dir, 'nginx.conf'), config);
+    nginx = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log'), '-g', `daemon off; pid ${join(dir, 'nginx.pid')};${process.getuid?.() === 0 ? ' user root;' : ''}`], {
+      stdio: 'ignore',
+    });
+    await waitForNginx(`${url}/.well-known/oauth-protected-resource/calc/mcp`, dir);
+    door = { issuer: stack.issuer, upstream: stack.upstream, gw: stack.gw, url, resource: `${url}/calc/mcp` };
   });
-  await waitForNginx(`${nginxUrl}/.well-known/oauth-protected-resource/calc/mcp`);
-});
+  afterAll(async () => {
+    nginx?.kill('SIGTERM');
+    await closeStack?.();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  const started = (): NginxDoor => {
+    if (!door) throw new Error('the nginx door starts in beforeAll');
+    return door;
+  };
+  return {
+    get issuer() {
+      return started().issuer;
+    },
+    get upstream() {
+      return started().upstream;
+    },
+    get gw() {
+      return started().gw;
+    },
+    get url() {
+      return started().url;
+    },
+    get resource() {
+      return started().resource;
+    },
+  };
+}
 
-afterAll(async () => {
-  nginx?.kill('SIGTERM');
-  await closeStack?.();
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+interface Answer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: string;
+}
 
-function post(headers: Record<string, string>, body: string): Promise<Response> {
-  return fetch(`${nginxUrl}/calc/mcp`, {
+async function post(door: NginxDoor, headers: Record<string, string>, body: string): Promise<Answer> {
+  const response = await request(`${door.url}/calc/mcp`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
     body,
   });
+  return { status: response.statusCode, headers: response.headers, body: await response.body.text() };
 }
 
 const call = (name: string) => JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name, arguments: {} } });
 const modern = (name: string) => ({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name });
+const bearer = async (door: NginxDoor, scope: string) => `Bearer ${await door.issuer.mint({ aud: door.resource, scope })}`;
 
-describe('nginx auth_request with the gateway deciding (config/nginx/nginx.conf)', () => {
-  it('metadata is served through nginx by the gateway', async () => {
-    const response = await fetch(`${nginxUrl}/.well-known/oauth-protected-resource/calc/mcp`);
-    expect(await response.json()).toMatchObject({ resource });
+/** What a client might add hoping the MCP server trusts it: credentials, identity and routing headers. */
+const FORGED = {
+  'proxy-authorization': 'Bearer forged-proxy-credential',
+  'x-forwarded-user': 'admin',
+  'x-authenticated-userid': 'admin',
+  'x-consumer-username': 'admin',
+  'x-auth-request-email': 'admin@example.com',
+  'x-original-url': '/admin',
+  'x-http-method-override': 'DELETE',
+  'x-mcp-decision-secret': SECRET,
+};
+
+function behavesLikeTheGateway(conf: string, door: NginxDoor): void {
+  it(`${conf}: metadata is served through nginx by the gateway`, async () => {
+    const response = await fetch(`${door.url}/.well-known/oauth-protected-resource/calc/mcp`);
+    expect(await response.json()).toMatchObject({ resource: door.resource });
   });
 
-  it('no token → 401 with the gateway challenge and body; nothing reaches the upstream', async () => {
-    const response = await post({}, call('add'));
+  it(`${conf}: no token → 401 with the gateway challenge and body; nothing reaches the upstream`, async () => {
+    const response = await post(door, {}, call('add'));
     expect(response.status).toBe(401);
-    expect(response.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${nginxUrl}/.well-known/oauth-protected-resource/calc/mcp", scope="mcp"`,
-    );
-    expect(await response.json()).toEqual({ error: 'missing_token', error_description: 'Authorization required' });
-    expect(upstream.requests).toHaveLength(0);
+    expect(response.headers['www-authenticate']).toBe(`Bearer resource_metadata="${door.url}/.well-known/oauth-protected-resource/calc/mcp", scope="mcp"`);
+    expect(JSON.parse(response.body)).toEqual({ error: 'missing_token', error_description: 'Authorization required' });
+    expect(door.upstream.requests).toHaveLength(0);
   });
 
-  it('a token without the tool scope (2026-07-28 headers name the tool) → 403 naming every scope', async () => {
-    const response = await post({ authorization: `Bearer ${await issuer.mint({ aud: resource, scope: 'mcp' })}`, ...modern('multiply') }, call('multiply'));
-    expect(response.status).toBe(403);
-    expect(response.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
-    expect(response.headers.get('www-authenticate')).toContain('scope="mcp calc:write"');
-    expect(upstream.requests).toHaveLength(0);
-  });
-
-  it('allowed → the upstream answers; it sees the upstream credential, never the client token or its cookies', async () => {
-    const token = await issuer.mint({ aud: resource, scope: 'mcp calc:write' });
-    const response = await post({ authorization: `Bearer ${token}`, cookie: `session=${token}`, ...modern('multiply') }, call('multiply'));
+  it(`${conf}: allowed → the upstream sees the upstream credential and the MCP headers, never the client's token, cookies, credentials or identity headers`, async () => {
+    const token = await door.issuer.mint({ aud: door.resource, scope: 'mcp calc:write' });
+    const response = await post(door, { authorization: `Bearer ${token}`, cookie: `session=${token}`, 'mcp-session-id': 'session-1', ...FORGED }, call('multiply'));
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ id: 3, result: { ok: true } });
-    const received = upstream.requests.at(-1);
+    expect(JSON.parse(response.body)).toMatchObject({ id: 3, result: { ok: true } });
+    const received = door.upstream.requests.at(-1);
     expect(received?.headers.authorization).toBe('Bearer upstream-secret');
+    expect(received?.headers['mcp-session-id']).toBe('session-1');
+    expect(received?.body).toBe(call('multiply'));
+    for (const name of ['cookie', ...Object.keys(FORGED)]) expect(received?.headers[name], name).toBeUndefined();
     expect(JSON.stringify(received)).not.toContain(token);
   });
 
-  it('a refusal nginx would turn into 500 keeps the gateway status and body (400: 2025-11-25 request, body needed)', async () => {
-    const before = upstream.requests.length;
-    const response = await post({ authorization: `Bearer ${await issuer.mint({ aud: resource, scope: 'mcp' })}` }, call('add'));
+  it(`${conf}: GET (the stream a client opens) is decided without a body and forwarded with the query`, async () => {
+    const response = await request(`${door.url}/calc/mcp?resume=1`, { headers: { accept: 'text/event-stream', authorization: await bearer(door, 'mcp') } });
+    await response.body.dump();
+    expect(response.statusCode).toBe(200);
+    expect(door.upstream.requests.at(-1)).toMatchObject({ method: 'GET', url: '/mcp?resume=1', body: '' });
+  });
+
+  it(`${conf}: a client-written Traefik description (X-Forwarded-Uri / X-Forwarded-Method: GET) → 400, nothing upstream`, async () => {
+    const before = door.upstream.requests.length;
+    const response = await post(door, { authorization: await bearer(door, 'mcp calc:write'), 'x-forwarded-method': 'GET', 'x-forwarded-uri': '/calc/mcp' }, call('multiply'));
     expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ error: { code: -32600 } });
-    expect(upstream.requests.length).toBe(before);
+    expect(door.upstream.requests.length).toBe(before);
+  });
+
+  it(`${conf}: a client-sent X-Forwarded-Host naming an allowed host does not pass a rebinding Host (nginx overwrites it)`, async () => {
+    const before = door.upstream.requests.length;
+    const response = await post(door, { host: 'rebound.attacker.test', 'x-forwarded-host': '127.0.0.1', authorization: await bearer(door, 'mcp calc:write') }, call('add'));
+    expect(response.status).toBe(403);
+    expect(door.upstream.requests.length).toBe(before);
+  });
+}
+
+describe('nginx auth_request with the gateway deciding (config/nginx/nginx.conf)', () => {
+  const door = nginxDoor('nginx.conf');
+  behavesLikeTheGateway('nginx.conf', door);
+
+  it('no body: Mcp-Name: add with the route scope only → 400 (the body may call multiply); nothing upstream', async () => {
+    const before = door.upstream.requests.length;
+    const response = await post(door, { authorization: await bearer(door, 'mcp'), ...modern('add') }, call('multiply'));
+    expect(response.status).toBe(400);
+    expect(JSON.parse(response.body)).toMatchObject({ error: { code: -32600 } });
+    expect(door.upstream.requests.length).toBe(before);
+  });
+
+  it('no body: a token with every scope the route names passes', async () => {
+    expect((await post(door, { authorization: await bearer(door, 'mcp calc:write') }, call('multiply'))).status).toBe(200);
+  });
+});
+
+describe('nginx with njs asking with the body (config/nginx/nginx-with-body.conf)', () => {
+  const door = nginxDoor('nginx-with-body.conf');
+  behavesLikeTheGateway('nginx-with-body.conf', door);
+
+  it('a 2025-11-25 tools/call is decided by its body: multiply without calc:write → 403 naming every scope; add → 200', async () => {
+    const before = door.upstream.requests.length;
+    const refused = await post(door, { authorization: await bearer(door, 'mcp') }, call('multiply'));
+    expect(refused.status).toBe(403);
+    expect(refused.headers['www-authenticate']).toContain('scope="mcp calc:write"');
+    expect(door.upstream.requests.length).toBe(before);
+    const allowed = await post(door, { authorization: await bearer(door, 'mcp') }, call('add'));
+    expect(allowed.status).toBe(200);
+    expect(door.upstream.requests.at(-1)?.body).toBe(call('add'));
+  });
+
+  it('Mcp-Name: add on a multiply body → 400 HeaderMismatch; nothing upstream', async () => {
+    const before = door.upstream.requests.length;
+    const response = await post(door, { authorization: await bearer(door, 'mcp calc:write'), ...modern('add') }, call('multiply'));
+    expect(response.status).toBe(400);
+    expect(JSON.parse(response.body)).toMatchObject({ error: { code: -32020 } });
+    expect(door.upstream.requests.length).toBe(before);
+  });
+
+  it('the decision listener down → 503 with Retry-After, never let through', async () => {
+    const decision = door.gw.gateway.decision;
+    if (!decision) throw new Error('decision listener not built');
+    const before = door.upstream.requests.length;
+    await decision.close();
+    const response = await post(door, { authorization: await bearer(door, 'mcp calc:write') }, call('add'));
+    expect(response.status).toBe(503);
+    expect(response.headers['retry-after']).toBe('5');
+    expect(door.upstream.requests.length).toBe(before);
   });
 });

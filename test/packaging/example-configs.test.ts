@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { parseConfig } from '../../src/config/load.js';
 import type { CompiledConfig } from '../../src/config/types.js';
 
@@ -58,24 +59,80 @@ describe('config/kubernetes.yaml', () => {
   });
 });
 
-describe('config/nginx and config/envoy: the decision listener examples', () => {
-  const env = { CALC_UPSTREAM_TOKEN: 'calc-upstream-token' };
+describe('config/nginx, config/envoy, config/traefik: the decision listener examples', () => {
+  const env = { CALC_UPSTREAM_TOKEN: 'calc-upstream-token', DECISION_SECRET: 's'.repeat(40) };
+  const text = (name: string) => readFileSync(configFile(name), 'utf8');
 
-  it.each(['nginx/gateway.yaml', 'envoy/gateway.yaml'])('%s loads with the decision listener on 127.0.0.1:8181', (name) => {
+  it.each([
+    ['nginx/gateway.yaml', 'nginx'],
+    ['envoy/gateway.yaml', 'envoy'],
+    ['traefik/gateway.yaml', 'traefik'],
+  ])('%s loads with the decision listener for %s on 127.0.0.1:8181, its secret from the environment, its proxy trusted', (name, proxy) => {
     const config = load(name, env);
-    expect(config.decision).toMatchObject({ host: '127.0.0.1', port: 8181 });
+    expect(config.decision).toMatchObject({ host: '127.0.0.1', port: 8181, proxy });
+    expect(config.decision?.secret?.reveal()).toBe(env.DECISION_SECRET);
+    expect(config.trustedProxies.trusts('127.0.0.1')).toBe(true);
     expect(config.routes.map((route) => route.path)).toEqual(['/calc/mcp']);
   });
 
-  it('envoy.yaml agrees with its gateway config: path_prefix, body size, decision port, headers that carry the verdict', async () => {
-    const { parse } = await import('yaml');
+  it.each(['nginx/nginx.conf', 'nginx/nginx-with-body.conf', 'envoy/envoy.yaml', 'traefik/dynamic.yaml'])('%s sends the decision secret on every question', (name) => {
+    expect(text(name)).toContain('REPLACE-WITH-THE-GATEWAY-DECISION-SECRET');
+  });
+
+  it('envoy.yaml agrees with its gateway config: path_prefix, body size, decision port, headers that carry the verdict', () => {
     const gateway = load('envoy/gateway.yaml', env);
-    const envoy = JSON.stringify(parse(readFileSync(configFile('envoy/envoy.yaml'), 'utf8')));
+    const envoy = JSON.stringify(parseYaml(text('envoy/envoy.yaml')));
     expect(envoy).toContain(`"path_prefix":"${gateway.decision?.pathPrefix ?? ''}"`);
     expect(envoy).toContain(`"max_request_bytes":${gateway.limits.maxBodyBytes}`);
     expect(envoy).toContain('"failure_mode_allow":false');
     expect(envoy).toContain('"allow_partial_message":false');
     expect(envoy).toContain('"port_value":8181');
+    expect(envoy).toContain('"use_remote_address":true');
     for (const header of ['authorization', 'www-authenticate', 'retry-after']) expect(envoy).toContain(`{"exact":"${header}"}`);
   });
+
+  it('traefik dynamic.yaml agrees with its gateway config: forwardAuth with the body, its own X-Forwarded-*, the verdict headers', () => {
+    const gateway = load('traefik/gateway.yaml', env);
+    const dynamic = parseYaml(text('traefik/dynamic.yaml')) as TraefikDynamic;
+    const { forwardAuth } = dynamic.http.middlewares['mcp-decision'] ?? {};
+    expect(forwardAuth).toMatchObject({ address: 'http://127.0.0.1:8181/', trustForwardHeader: false, forwardBody: true, maxBodySize: gateway.limits.maxBodyBytes });
+    expect(forwardAuth?.authResponseHeaders).toEqual(['Authorization', 'X-Gateway-Identity']);
+    expect(forwardAuth?.authRequestHeaders).not.toContain('X-Original-Uri');
+    expect(dynamic.http.routers['mcp-calc']?.middlewares).toEqual(['mcp-decision-secret', 'mcp-decision', 'mcp-upstream-headers']);
+  });
+
+  // The gateway's proxy mode forwards an allowlist; a shipped proxy example must not pass on what it drops.
+  const NEVER_UPSTREAM = ['proxy-authorization', 'cookie', 'x-mcp-decision-secret', 'x-forwarded-user', 'x-auth-request-email', 'x-authenticated-userid', 'x-consumer-username', 'x-original-url', 'x-http-method-override'];
+
+  it('nginx forwards an allowlist (client headers off, each forwarded one named)', () => {
+    const headers = text('nginx/mcp-upstream-headers.conf');
+    expect(headers).toContain('proxy_pass_request_headers off;');
+    for (const config of ['nginx/nginx.conf', 'nginx/nginx-with-body.conf']) expect(text(config)).toContain('include mcp-upstream-headers.conf;');
+    for (const name of NEVER_UPSTREAM) expect(headers.toLowerCase()).not.toContain(`proxy_set_header ${name} $`);
+  });
+
+  it('envoy removes every such header on the protected route (the verdict removes the client credentials)', () => {
+    const envoy = text('envoy/envoy.yaml');
+    for (const name of NEVER_UPSTREAM.filter((header) => !['proxy-authorization', 'cookie'].includes(header))) expect(envoy).toContain(`- ${name}\n`);
+  });
+
+  it('traefik removes every such header after the decision', () => {
+    const dynamic = parseYaml(text('traefik/dynamic.yaml')) as TraefikDynamic;
+    const removed = Object.entries(dynamic.http.middlewares['mcp-upstream-headers']?.headers?.customRequestHeaders ?? {});
+    const names = removed.filter(([, value]) => value === '').map(([name]) => name.toLowerCase());
+    for (const name of NEVER_UPSTREAM) expect(names).toContain(name);
+  });
 });
+
+interface TraefikDynamic {
+  readonly http: {
+    readonly routers: Record<string, { readonly middlewares?: string[] }>;
+    readonly middlewares: Record<
+      string,
+      {
+        readonly forwardAuth?: Record<string, unknown> & { readonly authResponseHeaders?: string[]; readonly authRequestHeaders?: string[] };
+        readonly headers?: { readonly customRequestHeaders?: Record<string, string> };
+      }
+    >;
+  };
+}
