@@ -101,7 +101,7 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
       }
       // The audit line and metric come after the turn: the proxy waiting for the verdict does not wait for them.
       const latencyMs = performance.now() - startedAt;
-      afterTurn(() => record(options, logger, dialect, state, facts.method, status, latencyMs));
+      afterTurn(() => record(options, logger, dialect, state, runtime, facts.method, status, latencyMs));
       return reply.code(status).headers(headers).send(body);
     },
   });
@@ -109,9 +109,9 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
 }
 
 /** One audit line and one metric per decision, like the proxy's; never a token. */
-function record(options: DecisionServerOptions, logger: Logger, dialect: Dialect, state: DecisionState, httpMethod: string, status: number, latencyMs: number): void {
+function record(options: DecisionServerOptions, logger: Logger, dialect: Dialect, state: DecisionState, runtime: Runtime, httpMethod: string, status: number, latencyMs: number): void {
   const route = state.entry?.route.name ?? 'unmatched';
   options.metrics.decision(route, dialect, status);
   if (!state.entry) return;
-  logger.info({ ...auditRecord({ route, httpMethod, auth: state.auth, message: state.message, status, latencyMs }), dialect }, 'audit');
+  logger.info({ ...auditRecord({ route, httpMethod, auth: state.auth, message: state.message, status, latencyMs }, runtime.auditPrincipal), dialect }, 'audit');
 }
