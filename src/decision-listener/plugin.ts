@@ -9,7 +9,7 @@ import { createDecisionState, type DecisionState } from '../decision/state.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { afterTurn } from '../observability/after-turn.js';
 import { auditRecord } from '../observability/audit.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
+import { UNMATCHED_ROUTE, type GatewayMetrics } from '../observability/metrics.js';
 import type { Runtime } from '../runtime.js';
 import { originalRequest, type Dialect } from './original-request.js';
 import { allowHeaders, refusalForProxy } from './verdict.js';
@@ -96,6 +96,7 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
             'decision listener: a route that decides per operation got a request without its body; send the body (Envoy with_request_body) or clients must speak MCP 2026-07-28',
           );
         }
+        options.metrics.refusal(state.entry?.route.name ?? UNMATCHED_ROUTE, error.code);
         const refusal = refusalForProxy(refusalResponse(error, state), dialect);
         [status, headers, body] = [refusal.statusCode, { ...refusal.headers }, refusal.body];
       }
@@ -110,7 +111,7 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
 
 /** One audit line and one metric per decision, like the proxy's; never a token. */
 function record(options: DecisionServerOptions, logger: Logger, dialect: Dialect, state: DecisionState, runtime: Runtime, httpMethod: string, status: number, latencyMs: number): void {
-  const route = state.entry?.route.name ?? 'unmatched';
+  const route = state.entry?.route.name ?? UNMATCHED_ROUTE;
   options.metrics.decision(route, dialect, status);
   if (!state.entry) return;
   logger.info({ ...auditRecord({ route, httpMethod, auth: state.auth, message: state.message, status, latencyMs }, runtime.auditPrincipal), dialect }, 'audit');
