@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { createGatewayMetrics } from '../../src/observability/metrics.js';
-import { ALERTS_PATH, dashboardQueries, promtool, shippedAlerts, shippedDashboard } from '../helpers/prometheus.js';
+import { ALERTS_PATH, dashboardQueries, promtool, readsOf, shippedAlerts, shippedDashboard } from '../helpers/prometheus.js';
 
 /**
  * The shipped alert rules (deploy/prometheus/alerts.yaml) and dashboard (deploy/grafana/mcp-auth-gateway.json) checked
@@ -98,22 +98,6 @@ function exportedSeries(): Map<string, ReadonlySet<string>> {
     }
   }
   return series;
-}
-
-const SELECTOR = /\b((?:mcp_gateway|process|nodejs)_[a-zA-Z0-9_]+)\s*(\{[^}]*\})?/g;
-const MATCHER = /([a-zA-Z_]\w*)\s*(?:=~|!~|!=|=)/g;
-const GROUPING = /\b(?:by|without|on|ignoring)\s*\(([^)]*)\)/g;
-
-/** Series names read, label names matched, and label names grouped by, in one PromQL expression. */
-function readsOf(expr: string): { names: string[]; matched: [string, string][]; grouped: string[] } {
-  const names: string[] = [];
-  const matched: [string, string][] = [];
-  for (const [, name = '', selector = ''] of expr.matchAll(SELECTOR)) {
-    names.push(name);
-    for (const [, label = ''] of selector.matchAll(MATCHER)) matched.push([name, label]);
-  }
-  const grouped = [...expr.matchAll(GROUPING)].flatMap(([, list = '']) => list.split(',').map((label) => label.trim()).filter(Boolean));
-  return { names, matched, grouped };
 }
 
 describe('alert rules and dashboard read only what the gateway exports', () => {

@@ -60,3 +60,19 @@ export function withoutGrafanaVariables(expr: string): string {
 export function dashboardQueries(dashboard = shippedDashboard()): { readonly panel: string; readonly expr: string }[] {
   return dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => ({ panel: panel.title, expr: withoutGrafanaVariables(target.expr) })));
 }
+
+const SELECTOR = /\b((?:mcp_gateway|process|nodejs)_[a-zA-Z0-9_]+)\s*(\{[^}]*\})?/g;
+const MATCHER = /([a-zA-Z_]\w*)\s*(?:=~|!~|!=|=)/g;
+const GROUPING = /\b(?:by|without|on|ignoring)\s*\(([^)]*)\)/g;
+
+/** Series names read, label names matched, and label names grouped by, in one PromQL expression. */
+export function readsOf(expr: string): { names: string[]; matched: [string, string][]; grouped: string[] } {
+  const names: string[] = [];
+  const matched: [string, string][] = [];
+  for (const [, name = '', selector = ''] of expr.matchAll(SELECTOR)) {
+    names.push(name);
+    for (const [, label = ''] of selector.matchAll(MATCHER)) matched.push([name, label]);
+  }
+  const grouped = [...expr.matchAll(GROUPING)].flatMap(([, list = '']) => list.split(',').map((label) => label.trim()).filter(Boolean));
+  return { names, matched, grouped };
+}
