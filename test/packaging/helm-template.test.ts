@@ -24,7 +24,14 @@ const dir = mkdtempSync(join(tmpdir(), 'mcpgw-helm-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 type Manifest = { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; [key: string]: unknown };
-type Tree = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- rendered manifests are read field by field
+type Tree = { [key: string]: unknown };
+
+/** The value at `path` in a rendered manifest (array items by index), undefined where the path ends early. */
+function at(tree: unknown, ...path: (string | number)[]): unknown {
+  let node = tree;
+  for (const key of path) node = typeof node === 'object' && node !== null ? (node as Record<string | number, unknown>)[key] : undefined;
+  return node;
+}
 
 let renders = 0;
 /** `helm template` with `values` (a values file); the manifests, or the error helm printed. */
@@ -46,13 +53,14 @@ function rendered(values: Tree = {}): Manifest[] {
 }
 
 const refusal = (values: Tree, flags: readonly string[] = []): string => render(values, flags).error ?? '(rendered without error)';
-const only = (manifests: Manifest[], kind: string, name?: string): Tree => {
+const only = (manifests: Manifest[], kind: string, name?: string): Manifest => {
   const found = manifests.filter((manifest) => manifest.kind === kind && (name === undefined || manifest.metadata.name === name));
   expect(found, `${kind} ${name ?? ''}`).toHaveLength(1);
-  return found[0] as Tree;
+  return found[0] as Manifest;
 };
 const kinds = (manifests: Manifest[]) => manifests.map((manifest) => manifest.kind).sort();
-const gatewayConfig = (manifests: Manifest[]): Tree => parse(only(manifests, 'ConfigMap', FULLNAME).data['config.yaml'] as string) as Tree;
+const gatewayConfig = (manifests: Manifest[]): Tree => parse(at(only(manifests, 'ConfigMap', FULLNAME), 'data', 'config.yaml') as string) as Tree;
+const chartValues = parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as { config: Tree };
 
 describe('defaults', () => {
   const manifests = rendered();
@@ -62,11 +70,11 @@ describe('defaults', () => {
   });
 
   it('spread replicas over nodes as a preference (a one-node cluster still schedules), selecting this release\'s pods', () => {
-    const pod = only(manifests, 'Deployment').spec.template;
-    expect(pod.spec.topologySpreadConstraints).toEqual([
+    const pod = at(only(manifests, 'Deployment'), 'spec', 'template');
+    expect(at(pod, 'spec', 'topologySpreadConstraints')).toEqual([
       { maxSkew: 1, topologyKey: 'kubernetes.io/hostname', whenUnsatisfiable: 'ScheduleAnyway', labelSelector: { matchLabels: GATEWAY_PODS } },
     ]);
-    expect(pod.metadata.labels).toMatchObject(GATEWAY_PODS);
+    expect(at(pod, 'metadata', 'labels')).toMatchObject(GATEWAY_PODS);
   });
 
   it('write no trusted_proxies into the config (a gateway without the key still starts)', () => {
@@ -77,7 +85,7 @@ describe('defaults', () => {
 describe('topology spread', () => {
   it('keeps an entry\'s own labelSelector, and a zone entry gets this release\'s pods', () => {
     const own = { matchLabels: { team: 'mcp' } };
-    const pod = only(
+    const deployment = only(
       rendered({
         topologySpreadConstraints: [
           { maxSkew: 1, topologyKey: 'topology.kubernetes.io/zone', whenUnsatisfiable: 'DoNotSchedule' },
@@ -85,12 +93,13 @@ describe('topology spread', () => {
         ],
       }),
       'Deployment',
-    ).spec.template.spec;
-    expect(pod.topologySpreadConstraints.map((entry: Tree) => entry.labelSelector)).toEqual([{ matchLabels: GATEWAY_PODS }, own]);
+    );
+    const constraints = at(deployment, 'spec', 'template', 'spec', 'topologySpreadConstraints') as Tree[];
+    expect(constraints.map((entry) => entry.labelSelector)).toEqual([{ matchLabels: GATEWAY_PODS }, own]);
   });
 
   it('[] renders none', () => {
-    expect(only(rendered({ topologySpreadConstraints: [] }), 'Deployment').spec.template.spec).not.toHaveProperty('topologySpreadConstraints');
+    expect(at(only(rendered({ topologySpreadConstraints: [] }), 'Deployment'), 'spec', 'template', 'spec')).not.toHaveProperty('topologySpreadConstraints');
   });
 });
 
@@ -101,7 +110,7 @@ describe('trustedProxies', () => {
   });
 
   it('refuses trustedProxies together with config.trusted_proxies', () => {
-    const config = { ...(parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as Tree).config, trusted_proxies: ['10.0.0.0/8'] };
+    const config = { ...chartValues.config, trusted_proxies: ['10.0.0.0/8'] };
     // Past the values schema, which takes the gateway's config schema (it may not know the key yet): the chart's guard.
     expect(refusal({ trustedProxies: ['10.42.0.0/16'], config }, ['--skip-schema-validation'])).toContain('set trustedProxies or config.trusted_proxies, not both');
   });
@@ -116,13 +125,13 @@ describe('PrometheusRule and Grafana dashboard', () => {
     const rule = only(rendered({ metrics: { prometheusRule: { enabled: true, labels: { release: 'kube-prometheus' } } } }), 'PrometheusRule');
     expect(rule.apiVersion).toBe('monitoring.coreos.com/v1');
     expect(rule.metadata).toMatchObject({ namespace: NAMESPACE, labels: { release: 'kube-prometheus' } });
-    expect(rule.spec.groups).toEqual((parse(readFileSync(ALERTS_PATH, 'utf8')) as Tree).groups);
+    expect(at(rule, 'spec', 'groups')).toEqual(at(parse(readFileSync(ALERTS_PATH, 'utf8')), 'groups'));
   });
 
   it('the dashboard ConfigMap carries deploy/grafana/mcp-auth-gateway.json, labelled grafana_dashboard: "1" for the sidecar', () => {
     const map = only(rendered({ metrics: { grafanaDashboard: { enabled: true } } }), 'ConfigMap', `${FULLNAME}-dashboard`);
     expect(map.metadata.labels).toMatchObject({ grafana_dashboard: '1' });
-    expect(JSON.parse(map.data['mcp-auth-gateway.json'] as string)).toEqual(JSON.parse(readFileSync(DASHBOARD_PATH, 'utf8')));
+    expect(JSON.parse(at(map, 'data', 'mcp-auth-gateway.json') as string)).toEqual(JSON.parse(readFileSync(DASHBOARD_PATH, 'utf8')));
   });
 
   it('the sidecar label (null removes the default one), namespace and folder annotation are configurable', () => {
@@ -140,7 +149,7 @@ describe('PrometheusRule and Grafana dashboard', () => {
 describe('Ingress', () => {
   it('serves the host of config.public_url over TLS, every path to the MCP Service', () => {
     const ingress = only(rendered({ ingress: { enabled: true, className: 'nginx', tls: { secretName: 'mcp-tls' } } }), 'Ingress');
-    expect(ingress.spec).toEqual({
+    expect(at(ingress, 'spec')).toEqual({
       ingressClassName: 'nginx',
       tls: [{ hosts: ['mcp.example.com'], secretName: 'mcp-tls' }],
       rules: [{ host: 'mcp.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: FULLNAME, port: { name: 'http' } } } }] } }],
@@ -148,11 +157,11 @@ describe('Ingress', () => {
   });
 
   it('defaults the TLS Secret to <fullname>-tls', () => {
-    expect(only(rendered({ ingress: { enabled: true } }), 'Ingress').spec.tls).toEqual([{ hosts: ['mcp.example.com'], secretName: `${FULLNAME}-tls` }]);
+    expect(at(only(rendered({ ingress: { enabled: true } }), 'Ingress'), 'spec', 'tls')).toEqual([{ hosts: ['mcp.example.com'], secretName: `${FULLNAME}-tls` }]);
   });
 
   it('refuses an http:// public_url (the Ingress terminates TLS for it)', () => {
-    const config = { ...(parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as Tree).config, public_url: 'http://mcp.example.com', allow_insecure_http: true };
+    const config = { ...chartValues.config, public_url: 'http://mcp.example.com', allow_insecure_http: true };
     expect(refusal({ ingress: { enabled: true }, config })).toContain('ingress.enabled terminates TLS for config.public_url');
   });
 });
@@ -164,7 +173,7 @@ describe('NetworkPolicy', () => {
 
   it('the gateway admits MCP traffic from the ingress controller only, the admin port from monitoring only', () => {
     const policy = only(manifests, 'NetworkPolicy', FULLNAME);
-    expect(policy.spec).toEqual({
+    expect(at(policy, 'spec')).toEqual({
       podSelector: { matchLabels: GATEWAY_PODS },
       policyTypes: ['Ingress'],
       ingress: [
@@ -175,33 +184,31 @@ describe('NetworkPolicy', () => {
         { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] },
       ],
     });
-    const ports = only(manifests, 'Deployment').spec.template.spec.containers[0].ports.map((port: Tree) => port.name);
-    expect(ports).toEqual(['http', 'metrics']);
+    const ports = at(only(manifests, 'Deployment'), 'spec', 'template', 'spec', 'containers', 0, 'ports') as Tree[];
+    expect(ports.map((port) => port.name)).toEqual(['http', 'metrics']);
   });
 
   it('each upstream admits the gateway\'s pods only, in the upstream\'s namespace (the release namespace by default)', () => {
     const calc = only(manifests, 'NetworkPolicy', `${FULLNAME}-upstream-calc`);
     expect(calc.metadata.namespace).toBe('mcp-servers');
-    expect(calc.spec).toEqual({ podSelector: upstream.podSelector, policyTypes: ['Ingress'], ingress: [{ from: fromGatewayPods, ports: upstream.ports }] });
+    expect(at(calc, 'spec')).toEqual({ podSelector: upstream.podSelector, policyTypes: ['Ingress'], ingress: [{ from: fromGatewayPods, ports: upstream.ports }] });
     const notes = only(manifests, 'NetworkPolicy', `${FULLNAME}-upstream-notes`);
     expect(notes.metadata.namespace).toBe(NAMESPACE);
-    expect(notes.spec.ingress).toEqual([{ from: fromGatewayPods }]);
+    expect(at(notes, 'spec', 'ingress')).toEqual([{ from: fromGatewayPods }]);
   });
 
   it('a decision listener on a pod address is reachable from the ingress controller too; a loopback one is not', () => {
-    const base = parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as Tree;
-    const exposed = rendered({ networkPolicy: { enabled: true }, config: { ...base.config, decision: { host: '0.0.0.0', port: 8181 } } });
-    expect(only(exposed, 'NetworkPolicy', FULLNAME).spec.ingress[0].ports).toEqual([{ port: 'http', protocol: 'TCP' }, { port: 8181, protocol: 'TCP' }]);
-    const local = rendered({ networkPolicy: { enabled: true }, config: { ...base.config, decision: { port: 8181 } } });
-    expect(only(local, 'NetworkPolicy', FULLNAME).spec.ingress[0].ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
+    const exposed = rendered({ networkPolicy: { enabled: true }, config: { ...chartValues.config, decision: { host: '0.0.0.0', port: 8181 } } });
+    expect(at(only(exposed, 'NetworkPolicy', FULLNAME), 'spec', 'ingress', 0, 'ports')).toEqual([{ port: 'http', protocol: 'TCP' }, { port: 8181, protocol: 'TCP' }]);
+    const local = rendered({ networkPolicy: { enabled: true }, config: { ...chartValues.config, decision: { port: 8181 } } });
+    expect(at(only(local, 'NetworkPolicy', FULLNAME), 'spec', 'ingress', 0, 'ports')).toEqual([{ port: 'http', protocol: 'TCP' }]);
   });
 
   it('extraIngress rules are added; without the admin listener there is no monitoring rule', () => {
-    const base = parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as Tree;
     const extra = { from: [{ podSelector: { matchLabels: { app: 'probe' } } }], ports: [{ port: 'http' }] };
-    const policy = only(rendered({ networkPolicy: { enabled: true, extraIngress: [extra] }, config: { ...base.config, admin: { enabled: false } } }), 'NetworkPolicy', FULLNAME);
-    expect(policy.spec.ingress).toHaveLength(2);
-    expect(policy.spec.ingress[1]).toEqual(extra);
+    const policy = only(rendered({ networkPolicy: { enabled: true, extraIngress: [extra] }, config: { ...chartValues.config, admin: { enabled: false } } }), 'NetworkPolicy', FULLNAME);
+    expect(at(policy, 'spec', 'ingress')).toHaveLength(2);
+    expect(at(policy, 'spec', 'ingress', 1)).toEqual(extra);
   });
 
   it.each<[string, Tree, string]>([
