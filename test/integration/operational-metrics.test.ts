@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
 import { jwtRoute, startJwtStack, type JwtStack } from '../helpers/jwt-stack.js';
 import { listenAdmin, sampleValue, scrape } from '../helpers/metrics.js';
+import { eventually } from '../helpers/poll.js';
 import { spawnRedis, uniquePrefix, type SpawnedRedis } from '../helpers/redis.js';
 
 /**
@@ -12,8 +13,6 @@ import { spawnRedis, uniquePrefix, type SpawnedRedis } from '../helpers/redis.js
 
 const PUBLIC = 'https://gw.example.test';
 const CALC = `${PUBLIC}/calc/mcp`;
-const POLL_LIMIT = 400;
-const POLL_INTERVAL_MS = 25;
 
 let redis: SpawnedRedis;
 let store: RedisStore;
@@ -52,13 +51,8 @@ afterAll(async () => {
 const metric = async (name: string, labels: Record<string, string>) => sampleValue((await scrape(admin)).samples, name, labels);
 
 /** Scrapes until `name{labels}` equals `value`, a bounded number of times. */
-async function untilMetric(name: string, labels: Record<string, string>, value: number): Promise<void> {
-  for (let attempt = 0; attempt < POLL_LIMIT; attempt += 1) {
-    if ((await metric(name, labels)) === value) return;
-    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
-  }
-  throw new Error(`${name} ${JSON.stringify(labels)} never became ${value} (last: ${await metric(name, labels)})`);
-}
+const untilMetric = (name: string, labels: Record<string, string>, value: number): Promise<true> =>
+  eventually(`${name} ${JSON.stringify(labels)} = ${value}`, async () => ((await metric(name, labels)) === value ? true : undefined));
 
 describe('refusals_total', () => {
   it('counts a refusal of the proxy and one of the decision listener under their error code', async () => {

@@ -7,6 +7,7 @@ import { stringify } from 'yaml';
 import { jwtRoute, startJwtStack, type JwtStack } from '../helpers/jwt-stack.js';
 import { listenAdmin, scrape } from '../helpers/metrics.js';
 import { freePort } from '../helpers/net.js';
+import { eventually as poll } from '../helpers/poll.js';
 import { dashboardQueries, prometheusBinary, readsOf, shippedAlerts } from '../helpers/prometheus.js';
 
 /**
@@ -18,8 +19,6 @@ import { dashboardQueries, prometheusBinary, readsOf, shippedAlerts } from '../h
 
 const PUBLIC = 'https://gw.example.test';
 const CALC = `${PUBLIC}/calc/mcp`;
-const POLL_LIMIT = 300;
-const POLL_INTERVAL_MS = 100;
 
 let stack: JwtStack;
 let admin: string;
@@ -28,16 +27,9 @@ let prometheus: ChildProcess | undefined;
 let prometheusUrl: string;
 let prometheusLog = '';
 
-/** Polls `probe` until it returns a value, a bounded number of times; `step` runs before each attempt. */
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, step: () => Promise<void> = async () => {}): Promise<T> {
-  for (let attempt = 0; attempt < POLL_LIMIT; attempt += 1) {
-    await step();
-    const found = await probe();
-    if (found !== undefined) return found;
-    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
-  }
-  throw new Error(`Prometheus never showed ${what}; its log:\n${prometheusLog.slice(-4000)}`);
-}
+/** Waits for Prometheus to show `what`; its log tail in the error otherwise. */
+const eventually = <T>(what: string, probe: () => Promise<T | undefined>, step?: () => Promise<void>): Promise<T> =>
+  poll(`${what} in Prometheus`, probe, { step, context: () => `its log:\n${prometheusLog.slice(-4000)}` });
 
 async function prometheusApi<T>(path: string): Promise<T | undefined> {
   try {
