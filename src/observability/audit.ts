@@ -1,5 +1,6 @@
 import type { AuthContext } from '../auth/types.js';
 import { principalDigest } from '../cache/cache-keys.js';
+import { perObject } from '../memo.js';
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
 import { VettedFields } from './logger.js';
 import { requestOutcome, type RequestOutcome } from './metrics.js';
@@ -31,7 +32,8 @@ export const clearPrincipal: AuditPrincipal = (auth) => `${auth.issuer}#${auth.s
  * guessed subject.
  */
 export function hashedPrincipal(keySecret: Buffer): AuditPrincipal {
-  return (auth) => principalDigest(keySecret, auth.issuer, auth.subject ?? '');
+  // Once per AuthContext the token caches hand out, not once per request.
+  return perObject((auth: AuthContext) => principalDigest(keySecret, auth.issuer, auth.subject ?? ''));
 }
 
 export function auditPrincipal(mode: 'clear' | 'hashed', keySecret: Buffer): AuditPrincipal {
