@@ -33,6 +33,26 @@ const probeTiming = (description: string) =>
     })
     .describe(description);
 
+/** A Kubernetes label selector (matchLabels / matchExpressions); {} selects nothing in the chart's peers. */
+const labelSelector = (description: string) =>
+  z
+    .strictObject({
+      matchLabels: z.record(z.string(), z.string()).optional(),
+      matchExpressions: z.array(z.record(z.string(), z.unknown())).optional(),
+    })
+    .describe(description);
+
+const networkPeer = (description: string) =>
+  z
+    .strictObject({
+      // null in a values file removes the chart's default selector.
+      namespaceSelector: labelSelector('Namespaces of the admitted pods.').optional(),
+      podSelector: labelSelector('Admitted pods in those namespaces.').optional(),
+    })
+    .describe(description);
+
+const dnsName = z.string().regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$/);
+
 const chartValues = z.strictObject({
   global: k8sObject('Globals passed down by a parent chart (unused).').optional(),
   replicaCount: z.int().min(1).describe('Pods when autoscaling is off; > 1 needs Redis.'),
@@ -62,6 +82,9 @@ const chartValues = z.strictObject({
     enabled: z.boolean().describe('Shared cache in an external Redis; required for more than one replica.'),
     url: z.string().regex(/^(rediss?:\/\/\S+)?$/).describe('Plain redis:// URL; empty: REDIS_URL from existingSecret.'),
   }),
+  trustedProxies: z
+    .array(z.string().regex(/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/))
+    .describe('CIDRs whose X-Forwarded-* / Forwarded headers the gateway believes; rendered as config.trusted_proxies when not empty.'),
   config: z.unknown(),
   service: z.strictObject({
     type: z.enum(['ClusterIP', 'NodePort', 'LoadBalancer']),
@@ -77,6 +100,39 @@ const chartValues = z.strictObject({
       scrapeTimeout: z.string().regex(/^\d+(ms|s|m|h)$/),
       labels: stringMap('Extra ServiceMonitor labels (e.g. the Prometheus release selector).'),
     }),
+    prometheusRule: z.strictObject({
+      enabled: z.boolean(),
+      namespace: z.string(),
+      labels: stringMap('Extra PrometheusRule labels (e.g. the Prometheus rule selector).'),
+    }),
+    grafanaDashboard: z.strictObject({
+      enabled: z.boolean(),
+      namespace: z.string(),
+      labels: stringMap('Labels the Grafana sidecar selects dashboards by.'),
+      annotations: stringMap('ConfigMap annotations (e.g. grafana_folder).'),
+    }),
+  }),
+  ingress: z.strictObject({
+    enabled: z.boolean(),
+    className: z.string(),
+    annotations: stringMap('Ingress annotations.'),
+    tls: z.strictObject({ secretName: dnsName.describe('TLS Secret; empty: <fullname>-tls.') }),
+  }),
+  networkPolicy: z.strictObject({
+    enabled: z.boolean(),
+    ingressController: networkPeer('Who may reach the MCP port: the ingress controller.'),
+    monitoring: networkPeer('Who may reach the admin port: Prometheus.'),
+    extraIngress: k8sList('Further NetworkPolicyIngressRule entries of the gateway pods.'),
+    upstreams: z
+      .array(
+        z.strictObject({
+          name: dnsName.min(1),
+          namespace: dnsName,
+          podSelector: labelSelector('The upstream MCP server\'s pods.'),
+          ports: z.array(z.strictObject({ port: z.union([z.int().min(1).max(65535), z.string().min(1)]), protocol: z.enum(['TCP', 'UDP', 'SCTP']).optional() })).optional(),
+        }).partial({ namespace: true }),
+      )
+      .describe('Upstream MCP servers only the gateway may reach, one NetworkPolicy each.'),
   }),
   resources: k8sObject('Container resource requests and limits.'),
   probes: z.strictObject({

@@ -5,6 +5,7 @@ import type { CacheStore } from './cache/store.js';
 import type { CompiledConfig, CompiledRoute } from './config/types.js';
 import { createConsentRuntime, type ConsentRuntime } from './consent/service.js';
 import { createIdentityAsserter, type IdentityAsserter } from './identity/assertion.js';
+import { auditPrincipal, type AuditPrincipal } from './observability/audit.js';
 import type { SigningKey, SigningKeySource } from './identity/signing-key.js';
 import { createUpstreamCredentialProvider, type UpstreamCredentialProvider } from './credentials/upstream-credentials.js';
 import { createRateLimiter, type RateLimiter } from './ratelimit/limiter.js';
@@ -32,6 +33,8 @@ export interface Runtime {
   readonly signingKey: SigningKey | undefined;
   /** Grants and consent pages of user_oauth routes; absent when no route uses user_oauth. */
   readonly consent: ConsentRuntime | undefined;
+  /** How this config's audit lines name the caller (`log.audit_subject`). */
+  readonly auditPrincipal: AuditPrincipal;
 }
 
 export type VerifierFactory = (route: CompiledRoute) => TokenVerifier;
@@ -69,7 +72,7 @@ export function createRuntime(config: CompiledConfig, verifierFor: VerifierFacto
       challengeScopes: challengeScopes(route),
     });
   }
-  return { config, routes, signingKey, consent };
+  return { config, routes, signingKey, consent, auditPrincipal: auditPrincipal(config.auditSubject, services.keySecret) };
 }
 
 export async function closeRuntime(runtime: Runtime): Promise<void> {

@@ -15,7 +15,7 @@ import { createSigningKeySource } from './identity/signing-key.js';
 import { registerConsentRoutes } from './consent/plugin.js';
 import { registerMetadataRoutes } from './metadata/plugin.js';
 import { readiness } from './observability/health.js';
-import { createGatewayMetrics, type GatewayMetrics } from './observability/metrics.js';
+import { createGatewayMetrics, UNMATCHED_ROUTE, type GatewayMetrics } from './observability/metrics.js';
 import { buildAdminServer, HEALTH_PATHS, registerHealthRoutes, requestObserver, upstreamObserver } from './observability/plugin.js';
 import { runQueued } from './observability/after-turn.js';
 import { createSseStreams } from './observability/sse-streams.js';
@@ -78,7 +78,8 @@ function toGatewayError(error: FastifyError | Error): GatewayError | undefined {
   return undefined;
 }
 
-function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): void {
+function sendError(metrics: GatewayMetrics, request: FastifyRequest, reply: FastifyReply, error: GatewayError): void {
+  metrics.refusal(request.decision?.entry?.route.name ?? UNMATCHED_ROUTE, error.code);
   const response = refusalResponse(error, request.decision);
   const level = error.code === 'auth_unavailable' || error.code.startsWith('upstream_') ? 'warn' : 'info';
   request.log[level]({ code: error.code, reason: error.reason, route: request.decision?.entry?.route.name }, 'request refused');
@@ -115,6 +116,8 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     ...(deps.now && { now: deps.now }),
   };
   const metrics = deps.metrics ?? createGatewayMetrics();
+  metrics.watchCache(() => deps.cache.status());
+  const refuse = (request: FastifyRequest, reply: FastifyReply, error: GatewayError) => sendError(metrics, request, reply, error);
   const verifierFor: VerifierFactory = timedVerifiers(deps.verifierFor, metrics);
   const runtimes = createRuntimeSwitch(createGeneration(config, verifierFor, services), {
     retire: retireGeneration,
@@ -158,7 +161,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const gatewayError = toGatewayError(error);
     if (gatewayError) {
-      sendError(request, reply, gatewayError);
+      refuse(request, reply, gatewayError);
       return;
     }
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
@@ -193,7 +196,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
       return dispatcher;
     },
     maxBodyBytes: config.limits.maxBodyBytes,
-    sendError,
+    sendError: refuse,
     streams: createPrincipalSlots(),
     requestsInFlight: createPrincipalSlots(),
     eventStreams: streams,
@@ -247,15 +250,15 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     },
     close: () => {
       closing ??= (async () => {
-        const refuse = ([request, reply]: PendingRequest) => sendError(request, reply, new GatewayError('draining'));
+        const refuseDraining = ([request, reply]: PendingRequest) => refuse(request, reply, new GatewayError('draining'));
         const result = await shutdown({
           drain: () => {
             draining = true;
           },
-          refuseHalfSent: () => doors.flatMap((door) => door.halfSent()).forEach(refuse),
+          refuseHalfSent: () => doors.flatMap((door) => door.halfSent()).forEach(refuseDraining),
           answerUnanswered: async () => {
             const unanswered = doors.flatMap((door) => door.unanswered());
-            unanswered.forEach(refuse);
+            unanswered.forEach(refuseDraining);
             await Promise.all(unanswered.map(([, reply]) => closedWithin(reply, DEADLINE_ANSWER_MS)));
           },
           streams,

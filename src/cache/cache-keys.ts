@@ -31,6 +31,15 @@ export function keyedDigest(keySecret: Buffer, parts: readonly string[]): string
   return createHmac('sha256', keySecret).update(JSON.stringify(parts)).digest('base64url');
 }
 
+/**
+ * A principal's short keyed digest, for log lines (grant audit, `grants list`, request audit with
+ * `log.audit_subject: hashed`): it correlates lines without naming anybody, and a log reader without the key
+ * cannot test guessed subjects against it. Equal on every replica sharing `cache.key_secret`.
+ */
+export function principalDigest(keySecret: Buffer, issuer: string, subject: string): string {
+  return keyedDigest(keySecret, ['principal', issuer, subject]).slice(0, 22);
+}
+
 /** Session binding of one route's session id; the id itself never becomes a key. */
 export function sessionBindingKey(keySecret: Buffer, route: string, sessionId: string): string {
   return `session:${keyedDigest(keySecret, [route, sessionId])}`;

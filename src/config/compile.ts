@@ -90,6 +90,7 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
     },
     signingKey: optionalSecret(raw.signing_key),
     logLevel: raw.log.level,
+    auditSubject: raw.log.audit_subject,
     warnings: warnings(raw, referencedPaths),
   };
   return { config: deepFreeze(config) };
@@ -497,6 +498,11 @@ function warnings(raw: RawConfig, referencedPaths: ReadonlySet<string>): string[
   if (raw.signing_key === undefined && raw.routes.some((route) => route.upstream.identity !== undefined)) {
     found.push(
       'signing_key: not set; identity assertions are signed with a key generated per process (set signing_key when running several replicas or restarting)',
+    );
+  }
+  if (raw.log.audit_subject === 'hashed' && raw.cache.key_secret === undefined) {
+    found.push(
+      'log.audit_subject: hashed without cache.key_secret; subjects are hashed with a key generated per process, so digests change at every restart and differ between replicas (set cache.key_secret)',
     );
   }
   if (raw.decision) found.push(...decisionListenerWarnings(raw, raw.decision.proxy));

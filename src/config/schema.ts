@@ -568,6 +568,12 @@ export const configSchema = z
           .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
           .default('info')
           .describe('Log level. Default: info.'),
+        audit_subject: z
+          .enum(['clear', 'hashed'])
+          .default('clear')
+          .describe(
+            'How audit lines name the caller: clear (<issuer>#<subject>) or hashed (a keyed digest, HMAC with cache.key_secret, equal to the grant audit lines\' principal digest; stable across replicas sharing that secret). Default: clear.',
+          ),
       })
       .prefault({})
       .describe('Logging.'),

@@ -318,6 +318,8 @@ export interface CompiledConfig {
   /** Private key (JWK or PEM text, EC P-256) signing identity assertions; absent → generated per process. */
   readonly signingKey: Secret | undefined;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** How audit lines name the caller (`log.audit_subject`). */
+  readonly auditSubject: 'clear' | 'hashed';
   /** Non-fatal findings (e.g. a policy scope absent from scopes_supported), printed by check-config and at start. */
   readonly warnings: readonly string[];
 }

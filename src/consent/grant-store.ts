@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { keyedDigest, userGrantKey, userGrantPrefix } from '../cache/cache-keys.js';
+import { principalDigest, userGrantKey, userGrantPrefix } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import { z } from 'zod';
 import { createSealedRecords, type Lookup } from './records.js';
@@ -94,6 +94,6 @@ export function createGrantStore(store: CacheStore, keySecret: Buffer): GrantSto
         },
       };
     },
-    digest: (principal) => keyedDigest(keySecret, ['principal', principal.issuer, principal.subject]).slice(0, 22),
+    digest: (principal) => principalDigest(keySecret, principal.issuer, principal.subject),
   };
 }

@@ -15,7 +15,7 @@ import { createDecisionState, type DecisionState } from '../decision/state.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import { afterTurn } from '../observability/after-turn.js';
 import { auditRecord } from '../observability/audit.js';
-import type { GatewayMetrics } from '../observability/metrics.js';
+import { UNMATCHED_ROUTE, type GatewayMetrics } from '../observability/metrics.js';
 import type { Runtime } from '../runtime.js';
 import { originalRequest } from './original-request.js';
 import { allowHeaders, refusalForProxy } from './verdict.js';
@@ -114,13 +114,14 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
             'decision listener: a route that decides per operation got a request without its body from a caller without every scope of the route; send the body (nginx with njs, Traefik forwardBody, Envoy with_request_body) or set upstream.validates_mirrored_headers where the upstream checks Mcp-Method / Mcp-Name',
           );
         }
+        options.metrics.refusal(state.entry?.route.name ?? UNMATCHED_ROUTE, error.code);
         const refusal = refusalForProxy(refusalResponse(error, state), dialect);
         [status, headers, body] = [refusal.statusCode, { ...refusal.headers }, refusal.body];
       }
       // The audit line and metric come after the turn: the proxy waiting for the verdict does not wait for them.
       const latencyMs = performance.now() - startedAt;
       const httpMethod = facts?.method ?? request.method;
-      afterTurn(() => record(options, logger, dialect, state, httpMethod, status, latencyMs));
+      afterTurn(() => record(options, logger, dialect, state, runtime, httpMethod, status, latencyMs));
       return reply.code(status).headers(headers).send(body);
     },
   });
@@ -156,9 +157,9 @@ function onceAMinute(): () => boolean {
 }
 
 /** One audit line and one metric per decision, like the proxy's; never a token. */
-function record(options: DecisionServerOptions, logger: Logger, dialect: DecisionProxy, state: DecisionState, httpMethod: string, status: number, latencyMs: number): void {
-  const route = state.entry?.route.name ?? 'unmatched';
+function record(options: DecisionServerOptions, logger: Logger, dialect: DecisionProxy, state: DecisionState, runtime: Runtime, httpMethod: string, status: number, latencyMs: number): void {
+  const route = state.entry?.route.name ?? UNMATCHED_ROUTE;
   options.metrics.decision(route, dialect, status);
   if (!state.entry) return;
-  logger.info({ ...auditRecord({ route, httpMethod, auth: state.auth, message: state.message, status, latencyMs }), dialect }, 'audit');
+  logger.info({ ...auditRecord({ route, httpMethod, auth: state.auth, message: state.message, status, latencyMs }, runtime.auditPrincipal), dialect }, 'audit');
 }

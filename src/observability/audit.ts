@@ -1,4 +1,6 @@
 import type { AuthContext } from '../auth/types.js';
+import { principalDigest } from '../cache/cache-keys.js';
+import { perObject } from '../memo.js';
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
 import { VettedFields } from './logger.js';
 import { requestOutcome, type RequestOutcome } from './metrics.js';
@@ -18,11 +20,31 @@ export interface AuditFacts {
   readonly latencyMs: number;
 }
 
+/** How an audit line names the accepted caller (`log.audit_subject`). */
+export type AuditPrincipal = (auth: AuthContext) => string;
+
+/** `<issuer>#<subject>`, empty subject for tokens without `sub`. */
+export const clearPrincipal: AuditPrincipal = (auth) => `${auth.issuer}#${auth.subject ?? ''}`;
+
+/**
+ * The principal's keyed digest (HMAC with the cache key secret), the same value the grant audit lines and
+ * `grants list` show for that person: log readers can follow one caller, and without the key cannot confirm a
+ * guessed subject.
+ */
+export function hashedPrincipal(keySecret: Buffer): AuditPrincipal {
+  // Once per AuthContext the token caches hand out, not once per request.
+  return perObject((auth: AuthContext) => principalDigest(keySecret, auth.issuer, auth.subject ?? ''));
+}
+
+export function auditPrincipal(mode: 'clear' | 'hashed', keySecret: Buffer): AuditPrincipal {
+  return mode === 'hashed' ? hashedPrincipal(keySecret) : clearPrincipal;
+}
+
 /** The `audit` log line: who did what on which route, and how it ended. Never a token or a secret. */
 export interface AuditRecord {
   readonly reqId?: string;
   readonly route: string;
-  /** `<issuer>#<subject>` (empty subject for tokens without `sub`); absent when no token was accepted. */
+  /** The caller as `log.audit_subject` names it (AuditPrincipal); absent when no token was accepted. */
   readonly principal?: string;
   readonly client_id?: string;
   readonly http_method: string;
@@ -48,7 +70,7 @@ type Writable<T> = { -readonly [K in keyof T]: T[K] };
 class AuditLine extends VettedFields {}
 
 /** Built field by field (once per request): absent facts leave their field out rather than `undefined`. */
-export function auditRecord(facts: AuditFacts): AuditRecord {
+export function auditRecord(facts: AuditFacts, principalOf: AuditPrincipal): AuditRecord {
   const { auth, message, status } = facts;
   // Insertion order is the line's field order: the request id first, as a logger binding would place it.
   const record = new AuditLine() as Writable<AuditRecord>;
@@ -58,7 +80,7 @@ export function auditRecord(facts: AuditFacts): AuditRecord {
   record.outcome = requestOutcome(status);
   record.latency_ms = Math.round(facts.latencyMs * 10) / 10;
   if (auth) {
-    record.principal = `${auth.issuer}#${auth.subject ?? ''}`;
+    record.principal = principalOf(auth);
     if (auth.clientId !== undefined) record.client_id = bounded(auth.clientId);
   }
   if (message) {

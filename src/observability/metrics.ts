@@ -1,4 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { CacheStatus } from '../cache/store.js';
+import type { GatewayErrorCode } from '../errors.js';
 import type { AuthCounters } from './auth-counters.js';
 
 /**
@@ -51,7 +53,11 @@ export interface GatewayMetrics {
   decision(route: string, dialect: string, status: number): void;
   authDecision(route: string, kind: AuthDecisionKind, result: AuthDecisionResult, seconds: number): void;
   upstream(this: void, route: string, statusClass: UpstreamStatusClass, seconds: number): void;
+  /** A request refused with a GatewayError, by either front door: its route (or `unmatched`) and the error's code. */
+  refusal(route: string, code: GatewayErrorCode): void;
   configReload(result: ReloadResult): void;
+  /** Where `cache_available` reads the shared cache's state at each scrape (the last one given counts). */
+  watchCache(status: () => CacheStatus): void;
   readonly sseStreamOpened: () => void;
   readonly sseStreamClosed: () => void;
   /** Introspection cache and AS counters plus JWKS counters, for the verifiers. */
@@ -228,6 +234,25 @@ export function createGatewayMetrics(): GatewayMetrics {
     registers,
   });
   for (const result of ['success', 'failure'] as const) reloads.labels({ result }).inc(0);
+  const refusals = new Counter({
+    name: `${METRIC_PREFIX}refusals_total`,
+    help: 'Requests refused by the gateway (proxy and decision listener), by route and error code.',
+    labelNames: ['route', 'code'] as const,
+    registers,
+  });
+  let cacheStatus: (() => CacheStatus) | undefined;
+  new Gauge({
+    name: `${METRIC_PREFIX}cache_available`,
+    help: '1 when the shared cache answers (Redis connected, or the in-process cache), 0 while Redis is connecting or failing.',
+    labelNames: ['backend'] as const,
+    registers,
+    collect() {
+      if (!cacheStatus) return;
+      const { backend, state } = cacheStatus();
+      this.reset();
+      this.labels({ backend }).set(state === 'ready' ? 1 : 0);
+    },
+  });
 
   const requestTally = childrenOf((route, method, outcome) => {
     const tally = { labels: { route, method, outcome }, pending: 0 };
@@ -248,7 +273,11 @@ export function createGatewayMetrics(): GatewayMetrics {
     decision: (route, dialect, status) => decisions.labels({ route, dialect, outcome: requestOutcome(status) }).inc(),
     authDecision: (route, kind, result, seconds) => authDecisionChild(route, kind, result).add(seconds),
     upstream: (route, statusClass, seconds) => upstreamChild(route, statusClass).add(seconds),
+    refusal: (route, code) => refusals.labels({ route, code }).inc(),
     configReload: (result) => reloads.labels({ result }).inc(),
+    watchCache: (status) => {
+      cacheStatus = status;
+    },
     sseStreamOpened: () => sseStreams.inc(),
     sseStreamClosed: () => sseStreams.dec(),
     authCounters: {

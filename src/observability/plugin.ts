@@ -53,7 +53,7 @@ export function requestObserver(options: RequestObserverOptions): RequestAnswere
     options.metrics.request(route, request.method, requestOutcome(status));
     if (route === UNMATCHED_ROUTE || request.method === 'OPTIONS') return;
     const { auth, message } = request.decision ?? { auth: undefined, message: undefined };
-    options.logger.info(auditRecord({ requestId: request.id, route, httpMethod: request.method, auth, message, status, latencyMs }), 'audit');
+    options.logger.info(auditRecord({ requestId: request.id, route, httpMethod: request.method, auth, message, status, latencyMs }, runtime.auditPrincipal), 'audit');
   };
 }
 

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { renderHelmValuesSchema } from '../../scripts/render-helm-schema.js';
 import { parseConfig } from '../../src/config/load.js';
 
-// `helm` is not installed here (.ci/run lints and renders the chart where it is): these checks read the files.
+// These checks read the files; test/packaging/helm-template.test.ts renders the chart with helm.
 
 const CHART_DIR = fileURLToPath(new URL('../../helm/mcp-auth-gateway/', import.meta.url));
 const ROOT_DIR = fileURLToPath(new URL('../../', import.meta.url));
@@ -35,6 +35,15 @@ function problemsOf(candidate: unknown): string[] {
 }
 
 const valuesConfig = values.config as Tree;
+
+describe('files/ (what the PrometheusRule and the dashboard ConfigMap render; Helm reads nothing outside the chart)', () => {
+  it.each([
+    ['files/prometheus-alerts.yaml', 'deploy/prometheus/alerts.yaml'],
+    ['files/grafana-dashboard.json', 'deploy/grafana/mcp-auth-gateway.json'],
+  ])('%s is an exact copy of %s, the canonical file', (copy, canonical) => {
+    expect(readChart(copy), `cp ${canonical} helm/mcp-auth-gateway/${copy}`).toBe(readFileSync(join(ROOT_DIR, canonical), 'utf8'));
+  });
+});
 
 describe('Chart.yaml', () => {
   it('has the fields Helm 3 requires and recommends', () => {

@@ -77,6 +77,40 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if or (dig "redis_url" "" $cache) (dig "redis_sentinel" "" $cache) (dig "redis_cluster" "" $cache) -}}true{{- end -}}
 {{- end -}}
 
+{{/* The host of config.public_url, which the Ingress serves. */}}
+{{- define "mcp-auth-gateway.publicHost" -}}
+{{- (urlParse (toString .Values.config.public_url)).hostname -}}
+{{- end -}}
+
+{{/* config.decision.port when the decision listener binds an address other pods can reach; empty otherwise. */}}
+{{- define "mcp-auth-gateway.exposedDecisionPort" -}}
+{{- with dig "decision" dict .Values.config -}}
+{{- $host := dig "host" "127.0.0.1" . -}}
+{{- if not (or (hasPrefix "127." $host) (eq $host "localhost" "::1")) -}}{{ dig "port" 8181 . | int }}{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* One NetworkPolicy peer from a {namespaceSelector, podSelector} value: both set means pods matching both. */}}
+{{- define "mcp-auth-gateway.networkPeer" -}}
+{{- $peer := dict -}}
+{{- with .namespaceSelector }}{{ $_ := set $peer "namespaceSelector" . }}{{ end -}}
+{{- with .podSelector }}{{ $_ := set $peer "podSelector" . }}{{ end -}}
+{{- toYaml (list $peer) -}}
+{{- end -}}
+
+{{/* topologySpreadConstraints with this release's gateway pods as the labelSelector of entries that name none. */}}
+{{- define "mcp-auth-gateway.topologySpreadConstraints" -}}
+{{- $constraints := list -}}
+{{- range .Values.topologySpreadConstraints -}}
+{{- $constraint := deepCopy . -}}
+{{- if not (hasKey $constraint "labelSelector") -}}
+{{- $_ := set $constraint "labelSelector" (dict "matchLabels" (include "mcp-auth-gateway.selectorLabels" $ | fromYaml)) -}}
+{{- end -}}
+{{- $constraints = append $constraints $constraint -}}
+{{- end -}}
+{{- toYaml $constraints -}}
+{{- end -}}
+
 {{/* config.shutdown.grace_period in whole seconds (rounded up), default 20s; durations are N, Nms, Ns, Nm, Nh. */}}
 {{- define "mcp-auth-gateway.graceSeconds" -}}
 {{- $grace := dig "shutdown" "grace_period" "20s" .Values.config -}}
@@ -130,6 +164,31 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- $adminHost := dig "admin" "host" "127.0.0.1" .Values.config -}}
 {{- if or (hasPrefix "127." $adminHost) (eq $adminHost "localhost" "::1") -}}
 {{- fail "metrics.serviceMonitor.enabled needs config.admin.host 0.0.0.0: Prometheus cannot scrape a loopback admin listener" -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.trustedProxies (hasKey .Values.config "trusted_proxies") -}}
+{{- fail "set trustedProxies or config.trusted_proxies, not both" -}}
+{{- end -}}
+{{- if .Values.ingress.enabled -}}
+{{- if not (hasPrefix "https://" (toString .Values.config.public_url)) -}}
+{{- fail "ingress.enabled terminates TLS for config.public_url, which must then be an https:// URL (clients and token audiences use it)" -}}
+{{- end -}}
+{{- end -}}
+{{- if .Values.networkPolicy.enabled -}}
+{{- $np := .Values.networkPolicy -}}
+{{- if not (or $np.ingressController.namespaceSelector $np.ingressController.podSelector) -}}
+{{- fail "networkPolicy.ingressController needs a namespaceSelector or a podSelector: the gateway would admit no MCP traffic" -}}
+{{- end -}}
+{{- if and (include "mcp-auth-gateway.adminEnabled" .) (not (or $np.monitoring.namespaceSelector $np.monitoring.podSelector)) -}}
+{{- fail "networkPolicy.monitoring needs a namespaceSelector or a podSelector: Prometheus could not scrape the admin port" -}}
+{{- end -}}
+{{- range $index, $upstream := $np.upstreams -}}
+{{- if not $upstream.name -}}
+{{- fail (printf "networkPolicy.upstreams[%d].name is required" $index) -}}
+{{- end -}}
+{{- if not (dig "podSelector" "matchLabels" dict $upstream | len | or (dig "podSelector" "matchExpressions" list $upstream | len)) -}}
+{{- fail (printf "networkPolicy.upstreams[%d].podSelector must select the upstream's pods: an empty selector fences in every pod of the namespace" $index) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- $pdb := .Values.podDisruptionBudget -}}

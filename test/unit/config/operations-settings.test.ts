@@ -91,3 +91,26 @@ describe('check-config warnings for routes behind the decision listener', () => 
     expect(config.warnings.some((line) => line.startsWith('trusted_proxies: empty, but Traefik'))).toBe(true);
   });
 });
+
+describe('log.audit_subject', () => {
+  it('defaults to clear, without a warning', () => {
+    const config = compiled(parseObject(configWith({})));
+    expect(config.auditSubject).toBe('clear');
+    expect(config.warnings).toEqual([]);
+  });
+
+  it('hashed with cache.key_secret compiles without a warning', () => {
+    const config = compiled(parseObject(configWith({ 'log.audit_subject': 'hashed', 'cache.key_secret': '${env:KEY}' }), { env: { KEY: 'k'.repeat(32) } }));
+    expect(config.auditSubject).toBe('hashed');
+    expect(config.warnings).toEqual([]);
+  });
+
+  it('hashed without cache.key_secret warns that digests change per process', () => {
+    const config = compiled(parseObject(configWith({ 'log.audit_subject': 'hashed' })));
+    expect(config.warnings).toEqual([expect.stringMatching(/^log\.audit_subject: hashed without cache\.key_secret/)]);
+  });
+
+  it('rejects another mode, naming the path', () => {
+    expect(problems(parseObject(configWith({ 'log.audit_subject': 'sha256' }))).map((problem) => problem.path)).toEqual(['log.audit_subject']);
+  });
+});

@@ -118,3 +118,33 @@ describe('requests_total series', () => {
     expect(series).toEqual([{ name: 'mcp_gateway_requests_total', labels: { route: 'calc', method: 'other', outcome: '4xx' }, value: 500 }]);
   });
 });
+
+describe('refusals and the shared cache', () => {
+  it('refusals_total counts each refusal by route and error code', async () => {
+    const metrics = createGatewayMetrics();
+    metrics.refusal('calc', 'auth_unavailable');
+    metrics.refusal('calc', 'auth_unavailable');
+    metrics.refusal('calc', 'too_many_streams');
+    metrics.refusal('unmatched', 'not_found');
+    const samples = parseMetrics((await metrics.render()).body);
+    expect(sampleValue(samples, 'mcp_gateway_refusals_total', { route: 'calc', code: 'auth_unavailable' })).toBe(2);
+    expect(sampleValue(samples, 'mcp_gateway_refusals_total', { route: 'calc', code: 'too_many_streams' })).toBe(1);
+    expect(sampleValue(samples, 'mcp_gateway_refusals_total', { route: 'unmatched', code: 'not_found' })).toBe(1);
+  });
+
+  it('cache_available reads the cache state at each scrape: 1 only when ready, one series for the backend', async () => {
+    const metrics = createGatewayMetrics();
+    const available = async () =>
+      parseMetrics((await metrics.render()).body).filter((sample) => sample.name === 'mcp_gateway_cache_available');
+    expect(await available()).toEqual([]);
+    let state: 'ready' | 'connecting' | 'unavailable' = 'connecting';
+    metrics.watchCache(() => ({ backend: 'redis', state }));
+    expect(await available()).toEqual([{ name: 'mcp_gateway_cache_available', labels: { backend: 'redis' }, value: 0 }]);
+    state = 'ready';
+    expect(await available()).toEqual([{ name: 'mcp_gateway_cache_available', labels: { backend: 'redis' }, value: 1 }]);
+    state = 'unavailable';
+    expect(await available()).toEqual([{ name: 'mcp_gateway_cache_available', labels: { backend: 'redis' }, value: 0 }]);
+    metrics.watchCache(() => ({ backend: 'memory', state: 'ready' }));
+    expect(await available()).toEqual([{ name: 'mcp_gateway_cache_available', labels: { backend: 'memory' }, value: 1 }]);
+  });
+});
