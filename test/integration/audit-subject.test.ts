@@ -18,7 +18,7 @@ const env = { CACHE_KEY_SECRET: KEY };
 
 const configYaml = (mode: string) => (target: Parameters<typeof jwtRoute>[1]) => `
 public_url: ${PUBLIC}
-decision: { port: 0 }
+decision: { port: 0, proxy: traefik, unauthenticated: true }
 log: { audit_subject: ${mode} }
 cache: { key_secret: "\${env:CACHE_KEY_SECRET}" }
 routes:

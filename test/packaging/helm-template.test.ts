@@ -198,9 +198,9 @@ describe('NetworkPolicy', () => {
   });
 
   it('a decision listener on a pod address is reachable from the ingress controller too; a loopback one is not', () => {
-    const exposed = rendered({ networkPolicy: { enabled: true }, config: { ...chartValues.config, decision: { host: '0.0.0.0', port: 8181 } } });
+    const exposed = rendered({ networkPolicy: { enabled: true }, config: { ...chartValues.config, decision: { host: '0.0.0.0', port: 8181, proxy: 'nginx', unauthenticated: true } } });
     expect(at(only(exposed, 'NetworkPolicy', FULLNAME), 'spec', 'ingress', 0, 'ports')).toEqual([{ port: 'http', protocol: 'TCP' }, { port: 8181, protocol: 'TCP' }]);
-    const local = rendered({ networkPolicy: { enabled: true }, config: { ...chartValues.config, decision: { port: 8181 } } });
+    const local = rendered({ networkPolicy: { enabled: true }, config: { ...chartValues.config, decision: { port: 8181, proxy: 'nginx', unauthenticated: true } } });
     expect(at(only(local, 'NetworkPolicy', FULLNAME), 'spec', 'ingress', 0, 'ports')).toEqual([{ port: 'http', protocol: 'TCP' }]);
   });
 
