@@ -7,7 +7,7 @@
 export interface CacheStore {
   get(key: string): Promise<string | undefined>;
   /** Stores `value` for `ttlMs` (> 0). Resolves false when the backend did not take it. */
-  set(key: string, value: string, ttlMs: number): Promise<boolean>;
+  set(key: string, value: string, ttlMs: number, options?: SetOptions): Promise<boolean>;
   delete(key: string): Promise<boolean>;
   /** Stores `value` only when `key` holds nothing (atomically across replicas on Redis): a lock. False otherwise. */
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
@@ -16,6 +16,11 @@ export interface CacheStore {
    * without removing a lock someone else took once the owner's had expired. False otherwise.
    */
   deleteIfEquals(key: string, value: string): Promise<boolean>;
+  /**
+   * Restarts the TTL of `key` (to `ttlMs`) only while it holds `value` (atomically across replicas on Redis): a
+   * record is kept alive without writing back a value someone may have replaced meanwhile. False otherwise.
+   */
+  touchIfEquals(key: string, value: string, ttlMs: number): Promise<boolean>;
   /**
    * Every key starting with `prefix` (at most `limit`), for operator listings, never for requests. `undefined` when
    * the backend could not answer.
@@ -31,9 +36,23 @@ export interface CacheStore {
   close(): Promise<void>;
 }
 
+/** What a value is, for a store that bounds records per kind (the in-process one); Redis ignores it. */
+export interface SetOptions {
+  /**
+   * A negative answer (an inactive token): any caller can make these, so they are bounded apart from the positive
+   * answers valid callers rely on.
+   */
+  readonly negative?: boolean;
+}
+
 export type CacheStatus =
   | { readonly backend: 'memory'; readonly state: 'ready' }
-  | { readonly backend: 'redis'; readonly state: 'ready' | 'connecting' | 'unavailable' };
+  | {
+      readonly backend: 'redis';
+      readonly state: 'ready' | 'connecting' | 'unavailable';
+      /** Connected at least once since the gateway started: /readyz waits for this, not for every reconnect. */
+      readonly connectedOnce: boolean;
+    };
 
 /** `capacity` tokens, refilled evenly over `refillMs`: at most `capacity` requests per `refillMs` on average. */
 export interface TokenBucket {

@@ -100,6 +100,7 @@ function countingReads(inner: RedisStore): { store: CacheStore; reads: () => num
     delete: (key) => inner.delete(key),
     setIfAbsent: (key, value, ttlMs) => inner.setIfAbsent(key, value, ttlMs),
     deleteIfEquals: (key, value) => inner.deleteIfEquals(key, value),
+    touchIfEquals: (key, value, ttlMs) => inner.touchIfEquals(key, value, ttlMs),
     scan: (prefix, limit) => inner.scan(prefix, limit),
     takeToken: (key, bucket, nowMs) => inner.takeToken(key, bucket, nowMs),
     status: () => inner.status(),
