@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { MEMORY_RECORD_KINDS } from '../config/memory-bounds.js';
 import type { AuthCounters } from './auth-counters.js';
 
 /**
@@ -54,6 +55,8 @@ export interface GatewayMetrics {
   configReload(result: ReloadResult): void;
   readonly sseStreamOpened: () => void;
   readonly sseStreamClosed: () => void;
+  /** A record of the in-process store evicted to make room, by its kind (`cache.memory.<kind>`). */
+  readonly cacheEviction: (kind: string) => void;
   /** Introspection cache and AS counters plus JWKS counters, for the verifiers. */
   readonly authCounters: AuthCounters;
   /** The exposition text and its content type, for `/metrics`. */
@@ -227,7 +230,14 @@ export function createGatewayMetrics(): GatewayMetrics {
     help: 'Server-sent event streams currently open to clients.',
     registers,
   });
+  const cacheEvictions = new Counter({
+    name: `${METRIC_PREFIX}cache_evictions_total`,
+    help: 'Records of the in-process store evicted to make room (its cache.memory bound reached), by record kind.',
+    labelNames: ['kind'] as const,
+    registers,
+  });
   for (const result of ['success', 'failure'] as const) reloads.labels({ result }).inc(0);
+  for (const kind of Object.keys(MEMORY_RECORD_KINDS)) cacheEvictions.labels({ kind }).inc(0);
 
   const requestTally = childrenOf((route, method, outcome) => {
     const tally = { labels: { route, method, outcome }, pending: 0 };
@@ -251,6 +261,7 @@ export function createGatewayMetrics(): GatewayMetrics {
     configReload: (result) => reloads.labels({ result }).inc(),
     sseStreamOpened: () => sseStreams.inc(),
     sseStreamClosed: () => sseStreams.dec(),
+    cacheEviction: (kind) => cacheEvictions.labels({ kind }).inc(),
     authCounters: {
       cacheHit: () => introspectionCache.labels({ result: 'hit' }).inc(),
       cacheMiss: () => introspectionCache.labels({ result: 'miss' }).inc(),
