@@ -13,6 +13,8 @@ export type Lookup<T> = { readonly kind: 'found'; readonly value: T } | { readon
 export interface SealedRecords<T> {
   get(key: string): Promise<Lookup<T>>;
   put(key: string, value: T, ttlMs: number): Promise<boolean>;
+  /** Stores `value` only when `key` holds nothing (atomically across replicas on Redis). */
+  putIfAbsent(key: string, value: T, ttlMs: number): Promise<boolean>;
   /** Single use: `found` for exactly one caller, the one whose delete removed the record. */
   take(key: string): Promise<Lookup<T>>;
   delete(key: string): Promise<boolean>;
@@ -45,6 +47,7 @@ export function createSealedRecords<T>(store: CacheStore, keySecret: Buffer, pur
   return {
     get,
     put: (key, value, ttlMs) => store.set(key, sealer.seal(key, JSON.stringify(value)), ttlMs),
+    putIfAbsent: (key, value, ttlMs) => store.setIfAbsent(key, sealer.seal(key, JSON.stringify(value)), ttlMs),
     async take(key) {
       const found = await get(key);
       if (found.kind !== 'found') return found;
