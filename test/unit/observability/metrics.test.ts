@@ -7,6 +7,7 @@ import {
   type RequestOutcome,
   type UpstreamStatusClass,
 } from '../../../src/observability/metrics.js';
+import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { parseMetrics, sampleValue } from '../../helpers/metrics.js';
 
 describe('label values come from closed sets', () => {
@@ -116,5 +117,18 @@ describe('requests_total series', () => {
     for (let i = 0; i < 500; i++) metrics.request('calc', `X-METHOD-${i}`, '4xx');
     const series = parseMetrics((await metrics.render()).body).filter((sample) => sample.name === 'mcp_gateway_requests_total');
     expect(series).toEqual([{ name: 'mcp_gateway_requests_total', labels: { route: 'calc', method: 'other', outcome: '4xx' }, value: 500 }]);
+  });
+});
+
+describe('cache_evictions_total', () => {
+  it('counts records the in-process store evicted, by kind, and starts every kind at 0', async () => {
+    const metrics = createGatewayMetrics();
+    const store = createMemoryStore({ bounds: { introspection_negative: 100 }, onEvict: metrics.cacheEviction });
+    for (let index = 0; index < 150; index += 1) await store.set(`introspect:ns:${index}`, 'inactive', 60_000, { negative: true });
+    await store.delete('introspect:ns:149');
+    const samples = parseMetrics((await metrics.render()).body);
+    expect(sampleValue(samples, 'mcp_gateway_cache_evictions_total', { kind: 'introspection_negative' })).toBe(50);
+    expect(sampleValue(samples, 'mcp_gateway_cache_evictions_total', { kind: 'sessions' })).toBe(0);
+    expect(sampleValue(samples, 'mcp_gateway_cache_evictions_total', { kind: 'grants' })).toBe(0);
   });
 });
