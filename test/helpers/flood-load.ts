@@ -1,0 +1,174 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import { pino } from 'pino';
+import type { createConsentLinks } from '../../src/consent/links.js';
+import type { createGrantStore, UserGrant } from '../../src/consent/grant-store.js';
+import type { GatewayCode } from './failover-load.js';
+import { active, inactive, INTROSPECTION_SECRET, startIntrospectionServer } from './introspection-server.js';
+import { startTestUpstream } from './upstream.js';
+
+/**
+ * The floods an outside attack sent at the in-process store (no Redis), replayed against a gateway on an
+ * introspection route: live sessions and grants first, then garbage tokens, one caller's consent links, and links
+ * of many visitors. The gateway's code is passed in, so the same floods measure this tree and another checkout
+ * (bench/store-floods.ts).
+ */
+export interface FloodCode extends GatewayCode {
+  readonly createGrantStore: typeof createGrantStore;
+  readonly createConsentLinks: typeof createConsentLinks;
+}
+
+export interface FloodSizes {
+  readonly liveSessions: number;
+  readonly garbageTokens: number;
+  /** Consent link requests of one signed-in caller without a grant. */
+  readonly oneCallerLinks: number;
+  /** Consent links of as many different visitors. */
+  readonly visitorLinks: number;
+  /** The `cache.memory` section (YAML flow mapping), when not the defaults. */
+  readonly memoryBounds?: string;
+}
+
+export interface FloodFigures {
+  readonly liveSessions: number;
+  /** Live sessions answered 200 before and after the garbage tokens. */
+  readonly sessionsBefore: number;
+  readonly sessionsAfterGarbage: number;
+  /** Garbage tokens answered 401. */
+  readonly garbageRefused: number;
+  /** Valid callers introspected again after the garbage (their cached answers were evicted). */
+  readonly reintrospected: number;
+  readonly grantsAfterGarbage: number;
+  /** Consent link records in the store after one caller's requests. */
+  readonly oneCallerLinkRecords: number;
+  readonly grantsAfterVisitorLinks: number;
+}
+
+const PUBLIC = 'https://gw.example.test';
+const RESOURCE = `${PUBLIC}/notes/mcp`;
+const AS_ISSUER = 'https://as.example.test';
+const KEY_SECRET = 'k'.repeat(32);
+const CONCURRENCY = 16;
+const GRANT_TTL_MS = 3_600_000;
+const LINK_TTL_MS = 600_000;
+
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'flood-load', version: '0' } },
+});
+const PING = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' });
+
+/** `validToken(index)` is active for user-<index>; the AS calls every other token inactive. */
+const validToken = (index: number) => `valid-${index}-${'v'.repeat(24)}`;
+
+function grantOf(index: number): UserGrant {
+  return { issuer: AS_ISSUER, subject: `user-${index}`, route: 'notes', accessToken: `vendor-token-${index}`, scopes: [], grantedAt: 1, issuedAt: 1 };
+}
+
+/** Runs `task(0..count-1)` with at most CONCURRENCY at once; resolves with every result. */
+async function inWaves<T>(count: number, task: (index: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array<T>(count);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const index = next++;
+      results[index] = await task(index);
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+  return results;
+}
+
+const count = <T>(values: readonly T[], wanted: T) => values.filter((value) => value === wanted).length;
+
+export async function measureFloods(code: FloodCode, sizes: FloodSizes): Promise<FloodFigures> {
+  const [as, upstream] = await Promise.all([startIntrospectionServer(), startTestUpstream()]);
+  as.respond(({ token }) => {
+    const match = /^valid-(\d+)-/.exec(token ?? '');
+    if (!match) return inactive;
+    return active({ iss: AS_ISSUER, sub: `user-${match[1]}`, client_id: 'client-1', aud: RESOURCE, scope: 'mcp:tools', exp: Math.floor(Date.now() / 1000) + 3_600 });
+  });
+  upstream.respondWith((request, response) => {
+    response.setHeader('content-type', 'application/json');
+    if (request.body.includes('"initialize"')) response.setHeader('mcp-session-id', randomUUID());
+    response.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: {} }));
+  });
+  const parsed = code.parseConfig(
+    `
+public_url: ${PUBLIC}
+cache: { key_secret: "${KEY_SECRET}"${sizes.memoryBounds === undefined ? '' : `, memory: ${sizes.memoryBounds}`} }
+routes:
+  - name: notes
+    path: /notes/mcp
+    upstream: { url: ${upstream.url} }
+    authorization_servers: [${AS_ISSUER}]
+    tokens:
+      introspection: { endpoint: ${as.endpoint.href}, client_id: gateway, client_secret: "\${env:INTROSPECTION_SECRET}", issuer: ${AS_ISSUER}, timeout: 60s }
+`,
+    { env: { INTROSPECTION_SECRET } },
+  );
+  if (!parsed.ok) throw new Error(`flood config invalid: ${JSON.stringify(parsed.problems)}`);
+  const logger = pino({ level: 'silent' });
+  // The store the gateway builds from its config: the in-process one.
+  const store = code.createCacheStore(parsed.config.cache, logger);
+  const gateway = code.assembleGateway(parsed.config, { logger, cache: store });
+  try {
+    await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+    const url = `http://127.0.0.1:${(gateway.app.server.address() as AddressInfo).port}/notes/mcp`;
+    const post = async (bearer: string, body: string, session?: string): Promise<Response> => {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${bearer}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(session === undefined ? {} : { 'mcp-session-id': session }),
+        },
+        body,
+      });
+      await response.arrayBuffer();
+      return response;
+    };
+    const sessions = await inWaves(sizes.liveSessions, async (index) => (await post(validToken(index), INITIALIZE)).headers.get('mcp-session-id') ?? '');
+    const sessionStatuses = () => inWaves(sizes.liveSessions, async (index) => (await post(validToken(index), PING, sessions[index])).status);
+    const keySecret = Buffer.from(KEY_SECRET);
+    const grants = code.createGrantStore(store, keySecret);
+    for (let index = 0; index < sizes.liveSessions; index += 1) await grants.save(grantOf(index), GRANT_TTL_MS);
+    const grantsAlive = async () => {
+      let alive = 0;
+      for (let index = 0; index < sizes.liveSessions; index += 1) if ((await grants.get(grantOf(index), 'notes')).kind === 'found') alive += 1;
+      return alive;
+    };
+
+    const sessionsBefore = count(await sessionStatuses(), 200);
+    const garbage = await inWaves(sizes.garbageTokens, async () => (await post(randomBytes(24).toString('base64url'), PING)).status);
+    const introspectedAfterGarbage = as.calls.length;
+    const sessionsAfterGarbage = count(await sessionStatuses(), 200);
+    const reintrospected = as.calls.length - introspectedAfterGarbage;
+    const grantsAfterGarbage = await grantsAlive();
+
+    const links = code.createConsentLinks(store, keySecret, { publicUrl: PUBLIC, ttlMs: LINK_TTL_MS });
+    for (let index = 0; index < sizes.oneCallerLinks; index += 1) {
+      await links.issue({ route: 'notes', issuer: AS_ISSUER, subject: 'one-caller', clientId: 'client-1' });
+    }
+    const oneCallerLinkRecords = (await store.scan('consent-link:', sizes.oneCallerLinks + sizes.visitorLinks))?.length ?? 0;
+    for (let index = 0; index < sizes.visitorLinks; index += 1) await links.issue({ route: 'notes', issuer: AS_ISSUER, subject: `visitor-${index}` });
+
+    return {
+      liveSessions: sizes.liveSessions,
+      sessionsBefore,
+      sessionsAfterGarbage,
+      garbageRefused: count(garbage, 401),
+      reintrospected,
+      grantsAfterGarbage,
+      oneCallerLinkRecords,
+      grantsAfterVisitorLinks: await grantsAlive(),
+    };
+  } finally {
+    await gateway.close();
+    await Promise.all([as.close(), upstream.close()]);
+  }
+}
