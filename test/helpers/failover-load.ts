@@ -137,7 +137,7 @@ routes:
       }
     };
     const workers = Array.from({ length: options.workers ?? 8 }, worker);
-    await until(async () => answers.length >= WARM_REQUESTS, 'the load did not start');
+    await until(() => Promise.resolve(answers.length >= WARM_REQUESTS), 'the load did not start');
     const killedAt = performance.now();
     await redis.failover();
     const promotedAt = performance.now();

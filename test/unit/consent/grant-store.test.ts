@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grantEpochKey, userGrantKey } from '../../../src/cache/cache-keys.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { createRedisStore, type RedisStore } from '../../../src/cache/redis-store.js';
-import type { CacheStore } from '../../../src/cache/store.js';
 import { createGrantStore, type UserGrant } from '../../../src/consent/grant-store.js';
 import { startRedis, uniquePrefix, type RedisHandle } from '../../helpers/redis.js';
 import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../../helpers/redis-timeouts.js';
@@ -21,7 +20,7 @@ describe('grant store', () => {
     const store = createMemoryStore();
     const grants = createGrantStore(store, KEY_SECRET);
     expect(await grants.save(grant(ALICE, 'notes', 'alice-token-canary'), 60_000)).toBe(true);
-    expect(await grants.get(ALICE, 'notes')).toEqual({ kind: 'found', value: { ...grant(ALICE, 'notes', 'alice-token-canary'), epoch: expect.any(String) } });
+    expect(await grants.get(ALICE, 'notes')).toEqual({ kind: 'found', value: { ...grant(ALICE, 'notes', 'alice-token-canary'), epoch: expect.any(String) as string } });
     expect(await grants.get(BOB, 'notes')).toEqual({ kind: 'absent' });
     expect(await grants.get(ALICE, 'files')).toEqual({ kind: 'absent' });
     const [key] = (await store.scan('grant:', 10)) ?? [];
@@ -102,7 +101,7 @@ describe('a revoked grant stays revoked (real Redis)', () => {
   const grantKey = (route: string) => userGrantKey(KEY_SECRET, route, ALICE.issuer, ALICE.subject);
 
   it('a Redis writer restoring the saved grant value after Disconnect gets nothing that opens', async () => {
-    const grants = createGrantStore(store as CacheStore, KEY_SECRET);
+    const grants = createGrantStore(store, KEY_SECRET);
     await grants.save(grant(ALICE, 'restore', 'alice-token'), 60_000);
     const saved = await store.get(grantKey('restore'));
     expect(saved).toBeDefined();
@@ -120,7 +119,7 @@ describe('a revoked grant stays revoked (real Redis)', () => {
   });
 
   it('a refresh that finishes after Disconnect saves a grant that does not open', async () => {
-    const grants = createGrantStore(store as CacheStore, KEY_SECRET);
+    const grants = createGrantStore(store, KEY_SECRET);
     await grants.save(grant(ALICE, 'racing', 'alice-token'), 60_000);
     const read = await grants.get(ALICE, 'racing');
     expect(read.kind).toBe('found');
@@ -131,7 +130,7 @@ describe('a revoked grant stays revoked (real Redis)', () => {
   });
 
   it('the epoch lives as long as the grant: each save extends it, no key or value names the person', async () => {
-    const grants = createGrantStore(store as CacheStore, KEY_SECRET);
+    const grants = createGrantStore(store, KEY_SECRET);
     await grants.save(grant(ALICE, 'epoch-ttl', 'alice-token'), 1_000);
     await grants.save(grant(ALICE, 'epoch-ttl', 'alice-token-2'), 60_000);
     const epochKey = grantEpochKey(KEY_SECRET, 'epoch-ttl', ALICE.issuer, ALICE.subject);

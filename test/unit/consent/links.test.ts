@@ -2,7 +2,6 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { createRedisStore, type RedisStore } from '../../../src/cache/redis-store.js';
-import type { CacheStore } from '../../../src/cache/store.js';
 import { createConsentLinks, type IssuedLink } from '../../../src/consent/links.js';
 import { startRedis, uniquePrefix, type RedisHandle } from '../../helpers/redis.js';
 import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../../helpers/redis-timeouts.js';
@@ -99,7 +98,7 @@ describe('consent links in Redis', () => {
   });
 
   it('the link handed out again is stored sealed: no key or value holds it, the person or the route', async () => {
-    const links = createConsentLinks(store as CacheStore, KEY_SECRET, { publicUrl: PUBLIC_URL, ttlMs: TTL_MS });
+    const links = createConsentLinks(store, KEY_SECRET, { publicUrl: PUBLIC_URL, ttlMs: TTL_MS });
     const issued = await Promise.all(Array.from({ length: 20 }, () => links.issue(ALICE)));
     const link = linkValue(issued[0]);
     expect(new Set(issued.map(linkValue))).toEqual(new Set([link]));
