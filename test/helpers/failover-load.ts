@@ -1,14 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
-import type { assembleGateway } from '../../src/assemble.js';
-import type { createCacheStore } from '../../src/cache/create-store.js';
-import type { parseConfig } from '../../src/config/load.js';
+import type { RedisStore } from '../../src/cache/redis-store.js';
 import { startTestIssuer } from './issuer.js';
 import { spawnCluster, spawnRedis, spawnSentinel } from './redis.js';
+import { INITIALIZE, opensSessions, PING, postMcp, startReplayedGateway, type GatewayCode } from './replayed-gateway.js';
 import { startTestUpstream } from './upstream.js';
 
 /**
@@ -16,12 +11,6 @@ import { startTestUpstream } from './upstream.js';
  * of their requests the gateway refused, and for how long. The gateway's code is passed in, so the same scenario
  * measures this tree and another checkout (bench/store-failover.ts).
  */
-export interface GatewayCode {
-  readonly parseConfig: typeof parseConfig;
-  readonly assembleGateway: typeof assembleGateway;
-  readonly createCacheStore: typeof createCacheStore;
-}
-
 export type Topology = 'sentinel' | 'cluster';
 
 export interface FailoverFigures {
@@ -57,14 +46,6 @@ const POLL_ATTEMPTS = 600;
 /** Requests answered before the kill, so the load is running when Redis goes. */
 const WARM_REQUESTS = 200;
 
-const INITIALIZE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'failover-load', version: '0' } },
-});
-const PING = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' });
-
 interface RedisSetup {
   readonly cache: string;
   /** Every primary's data reached its replica. */
@@ -77,13 +58,11 @@ interface RedisSetup {
 export async function measureFailover(topology: Topology, code: GatewayCode, options: FailoverOptions = {}): Promise<FailoverFigures> {
   const sessionCount = options.sessions ?? 40;
   const [issuer, upstream, redis] = await Promise.all([startTestIssuer(), startTestUpstream(), topology === 'sentinel' ? sentinelSetup() : clusterSetup()]);
-  upstream.respondWith((request, response) => {
-    response.setHeader('content-type', 'application/json');
-    if (request.body.includes('"initialize"')) response.setHeader('mcp-session-id', randomUUID());
-    response.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: {} }));
-  });
+  upstream.respondWith(opensSessions);
   const resource = 'https://gw.example.test/calc/mcp';
-  const parsed = code.parseConfig(`
+  const { url, store, gateway } = await startReplayedGateway(
+    code,
+    `
 public_url: https://gw.example.test
 cache: { ${redis.cache}, key_secret: "${KEY_SECRET}" }
 routes:
@@ -92,33 +71,18 @@ routes:
     upstream: { url: ${upstream.url} }
     authorization_servers: [${issuer.issuer}]
     tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
-`);
-  if (!parsed.ok) throw new Error(`failover config invalid: ${JSON.stringify(parsed.problems)}`);
-  const logger = pino({ level: 'silent' });
-  const store = code.createCacheStore(parsed.config.cache, logger) as ReturnType<typeof createCacheStore> & { whenReady(ms: number): Promise<boolean> };
-  const gateway = code.assembleGateway(parsed.config, { logger, cache: store });
+`,
+    '/calc/mcp',
+  );
   try {
-    await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-    const url = `http://127.0.0.1:${(gateway.app.server.address() as AddressInfo).port}/calc/mcp`;
-    if (!(await store.whenReady(10_000))) throw new Error('the gateway did not connect to Redis');
+    if (!(await (store as RedisStore).whenReady(10_000))) throw new Error('the gateway did not connect to Redis');
     await gateway.warm();
 
     const tokens = await Promise.all(Array.from({ length: sessionCount }, (_, index) => issuer.mint({ aud: resource, sub: `user-${index}`, scope: 'mcp:tools' }, { expiresIn: 600 })));
-    const post = (index: number, body: string, session?: string) =>
-      fetch(url, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${tokens[index]}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...(session === undefined ? {} : { 'mcp-session-id': session }),
-        },
-        body,
-      });
+    const post = (index: number, body: string, session?: string) => postMcp(url, tokens[index] ?? '', body, session);
     const sessions: string[] = [];
     for (let index = 0; index < sessionCount; index += 1) {
       const response = await post(index, INITIALIZE);
-      await response.arrayBuffer();
       const session = response.headers.get('mcp-session-id');
       if (response.status !== 200 || session === null) throw new Error(`initialize answered ${response.status}`);
       sessions.push(session);
@@ -132,7 +96,6 @@ routes:
       while (running) {
         const index = next++ % sessionCount;
         const response = await post(index, PING, sessions[index]);
-        await response.arrayBuffer();
         answers.push({ at: performance.now(), status: response.status });
       }
     };

@@ -1,11 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
-import { pino } from 'pino';
+import { randomBytes } from 'node:crypto';
 import type { createConsentLinks } from '../../src/consent/links.js';
 import type { createGrantStore, UserGrant } from '../../src/consent/grant-store.js';
-import type { GatewayCode } from './failover-load.js';
 import { active, inactive, INTROSPECTION_SECRET, startIntrospectionServer } from './introspection-server.js';
+import { INITIALIZE, opensSessions, PING, postMcp, startReplayedGateway, type GatewayCode } from './replayed-gateway.js';
 import { startTestUpstream } from './upstream.js';
 
 /**
@@ -53,14 +50,6 @@ const CONCURRENCY = 16;
 const GRANT_TTL_MS = 3_600_000;
 const LINK_TTL_MS = 600_000;
 
-const INITIALIZE = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'flood-load', version: '0' } },
-});
-const PING = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' });
-
 /** `validToken(index)` is active for user-<index>; the AS calls every other token inactive. */
 const validToken = (index: number) => `valid-${index}-${'v'.repeat(24)}`;
 
@@ -91,12 +80,9 @@ export async function measureFloods(code: FloodCode, sizes: FloodSizes): Promise
     if (!match) return inactive;
     return active({ iss: AS_ISSUER, sub: `user-${match[1]}`, client_id: 'client-1', aud: RESOURCE, scope: 'mcp:tools', exp: Math.floor(Date.now() / 1000) + 3_600 });
   });
-  upstream.respondWith((request, response) => {
-    response.setHeader('content-type', 'application/json');
-    if (request.body.includes('"initialize"')) response.setHeader('mcp-session-id', randomUUID());
-    response.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: {} }));
-  });
-  const parsed = code.parseConfig(
+  upstream.respondWith(opensSessions);
+  const { url, store, gateway } = await startReplayedGateway(
+    code,
     `
 public_url: ${PUBLIC}
 cache: { key_secret: "${KEY_SECRET}"${sizes.memoryBounds === undefined ? '' : `, memory: ${sizes.memoryBounds}`} }
@@ -109,30 +95,11 @@ routes:
       # max_ttl: a flood slower than the default 60 s must not count expired answers as evicted ones.
       introspection: { endpoint: ${as.endpoint.href}, client_id: gateway, client_secret: "\${env:INTROSPECTION_SECRET}", issuer: ${AS_ISSUER}, timeout: 60s, cache: { max_ttl: 1h } }
 `,
-    { env: { INTROSPECTION_SECRET } },
+    '/notes/mcp',
+    { INTROSPECTION_SECRET },
   );
-  if (!parsed.ok) throw new Error(`flood config invalid: ${JSON.stringify(parsed.problems)}`);
-  const logger = pino({ level: 'silent' });
-  // The store the gateway builds from its config: the in-process one.
-  const store = code.createCacheStore(parsed.config.cache, logger);
-  const gateway = code.assembleGateway(parsed.config, { logger, cache: store });
   try {
-    await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-    const url = `http://127.0.0.1:${(gateway.app.server.address() as AddressInfo).port}/notes/mcp`;
-    const post = async (bearer: string, body: string, session?: string): Promise<Response> => {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${bearer}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...(session === undefined ? {} : { 'mcp-session-id': session }),
-        },
-        body,
-      });
-      await response.arrayBuffer();
-      return response;
-    };
+    const post = (bearer: string, body: string, session?: string) => postMcp(url, bearer, body, session);
     const sessions = await inWaves(sizes.liveSessions, async (index) => (await post(validToken(index), INITIALIZE)).headers.get('mcp-session-id') ?? '');
     const sessionStatuses = () => inWaves(sizes.liveSessions, async (index) => (await post(validToken(index), PING, sessions[index])).status);
     const keySecret = Buffer.from(KEY_SECRET);
