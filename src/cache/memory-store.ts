@@ -71,6 +71,10 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore 
 
   return {
     get: (key) => Promise.resolve(holding(key)?.get(key)),
+    lookup(key) {
+      const value = holding(key)?.get(key);
+      return Promise.resolve(value === undefined ? { kind: 'absent' } : { kind: 'found', value });
+    },
     set(key, value, ttlMs, setOptions) {
       // lru-cache treats ttl 0 as "forever": never hand it one.
       const ttl = storableTtl(ttlMs);

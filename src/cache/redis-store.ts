@@ -1,6 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import type { CacheStatus, CacheStore, TokenBucketResult } from './store.js';
+import type { CacheStatus, CacheStore, Lookup, TokenBucketResult } from './store.js';
 import { storableTtl } from './ttl.js';
 
 /** Where the store connects: exactly one of `url`, `sentinel`, `cluster`. Credentials are never logged. */
@@ -133,17 +133,23 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
     succeeded();
   });
 
+  async function lookup(key: string): Promise<Lookup<string>> {
+    try {
+      const value = await client.get(key);
+      succeeded();
+      return value === null ? { kind: 'absent' } : { kind: 'found', value };
+    } catch (error) {
+      failed('get', error);
+      return { kind: 'unavailable' };
+    }
+  }
+
   return {
     async get(key) {
-      try {
-        const value = await client.get(key);
-        succeeded();
-        return value ?? undefined;
-      } catch (error) {
-        failed('get', error);
-        return undefined;
-      }
+      const found = await lookup(key);
+      return found.kind === 'found' ? found.value : undefined;
     },
+    lookup,
     async set(key, value, ttlMs) {
       const ttl = storableTtl(ttlMs);
       if (ttl === undefined) return false;

@@ -5,7 +5,14 @@
  * Keys are opaque strings built by callers from HMACs; values are small JSON strings, never tokens.
  */
 export interface CacheStore {
+  /** The value, or `undefined` for a miss: nothing stored, or no answer (the cache is an optimisation). */
   get(key: string): Promise<string | undefined>;
+  /**
+   * What this very read found: a value, nothing, or no answer. For callers that must not take a failed read for an
+   * absent key (session bindings, grants): the store's overall `status()` may already say "ready" again because
+   * another command succeeded meanwhile (a Cluster with one node down).
+   */
+  lookup(key: string): Promise<Lookup<string>>;
   /** Stores `value` for `ttlMs` (> 0). Resolves false when the backend did not take it. */
   set(key: string, value: string, ttlMs: number, options?: SetOptions): Promise<boolean>;
   delete(key: string): Promise<boolean>;
@@ -35,6 +42,9 @@ export interface CacheStore {
   status(): CacheStatus;
   close(): Promise<void>;
 }
+
+/** What the store holds under a key: a value, nothing, or no answer (the store is down: callers fail closed). */
+export type Lookup<T> = { readonly kind: 'found'; readonly value: T } | { readonly kind: 'absent' } | { readonly kind: 'unavailable' };
 
 /** What a value is, for a store that bounds records per kind (the in-process one); Redis ignores it. */
 export interface SetOptions {

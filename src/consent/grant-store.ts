@@ -87,13 +87,13 @@ export function createGrantStore(store: CacheStore, keySecret: Buffer): GrantSto
 
   /** The grant under `key` if it belongs to `principal` on `route` and names their current epoch. */
   async function current(key: string, principal: Principal, route: string): Promise<Lookup<UserGrant>> {
-    const [found, epoch] = await Promise.all([records.get(key), store.get(epochOf(principal, route))]);
+    const [found, epoch] = await Promise.all([records.get(key), store.lookup(epochOf(principal, route))]);
     if (found.kind !== 'found') return found;
+    // No epoch, no grant: a grant is never used without its epoch being current.
+    if (epoch.kind !== 'found') return epoch;
     const grant = found.value;
     const matches = grant.route === route && grant.issuer === principal.issuer && grant.subject === principal.subject;
-    if (matches && epoch === grant.epoch) return found;
-    // No epoch, no grant: a grant is never used without its epoch being current.
-    return epoch === undefined && store.status().state !== 'ready' ? { kind: 'unavailable' } : { kind: 'absent' };
+    return matches && epoch.value === grant.epoch ? found : { kind: 'absent' };
   }
 
   /** The principal's epoch on `route`, made when there is none yet. */

@@ -62,10 +62,9 @@ export function createSeenSessions(options: SeenSessionsOptions): SeenSessions {
  * Session bindings of one route in the cache store (Redis across replicas): key = HMAC(route, session id),
  * value = HMAC(issuer, subject, client id). Neither the session id nor the identity is stored readable.
  *
- * Redis decides whenever it answers (a binding another replica released or rebound counts at once). When it says
- * nothing, a binding this replica has seen (`seenSessions`) decides for its owner only, and for at most
- * `idle_ttl` after its last use: through a stall or failover (503 otherwise), and when a failover lost the
- * binding's write (it is written back, so other replicas know it again). Another principal is never let in by it.
+ * Redis decides whenever it answers (a binding another replica released or rebound counts at once). When a read
+ * gets no answer (stall, failover), a binding this replica has seen (`seenSessions`) decides instead of a 503, for
+ * at most `idle_ttl` after its last use here; it lets its owner in and nobody else.
  */
 export function createSessionBindings(route: string, settings: SessionSettings, deps: SessionBindingDeps): SessionBindings {
   const key = (sessionId: string) => sessionBindingKey(deps.keySecret, route, sessionId);
@@ -75,28 +74,27 @@ export function createSessionBindings(route: string, settings: SessionSettings, 
   const remember = (bindingKey: string, bound: string) => seenSessions?.set(bindingKey, bound, { ttl: settings.idleTtl });
 
   /** No answer from the store: what this replica has seen decides, else nobody is let in. */
-  function fromSeen(bindingKey: string, caller: string, storeAnswers: boolean): BindingState {
+  function fromSeen(bindingKey: string, caller: string): BindingState {
     const seen = seenSessions?.get(bindingKey);
-    if (seen === undefined) return storeAnswers ? 'unknown' : 'unavailable';
+    if (seen === undefined) return 'unavailable';
     if (seen !== caller) return 'foreign';
     remember(bindingKey, seen);
-    // The store answered "absent": a failover lost the write; write it back (never over someone else's).
-    if (storeAnswers) void deps.store.setIfAbsent(bindingKey, seen, settings.idleTtl);
     return 'owned';
   }
 
   async function check(sessionId: string, auth: AuthContext): Promise<BindingState> {
     const bindingKey = key(sessionId);
     const caller = owner(auth);
-    const bound = await deps.store.get(bindingKey);
-    if (bound === undefined) return fromSeen(bindingKey, caller, deps.store.status().state === 'ready');
-    if (bound !== caller) {
+    const bound = await deps.store.lookup(bindingKey);
+    if (bound.kind === 'unavailable') return fromSeen(bindingKey, caller);
+    if (bound.kind === 'absent' || bound.value !== caller) {
+      // Released, expired or rebound elsewhere: Redis's answer stands here too.
       seenSessions?.delete(bindingKey);
-      return 'foreign';
+      return bound.kind === 'absent' ? 'unknown' : 'foreign';
     }
     // Sliding expiry; a lost refresh only shortens the binding's life, so it is not awaited.
-    void deps.store.set(bindingKey, bound, settings.idleTtl);
-    remember(bindingKey, bound);
+    void deps.store.set(bindingKey, bound.value, settings.idleTtl);
+    remember(bindingKey, bound.value);
     return 'owned';
   }
 

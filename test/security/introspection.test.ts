@@ -96,6 +96,7 @@ function countingReads(inner: RedisStore): { store: CacheStore; reads: () => num
   let reads = 0;
   const store: CacheStore = {
     get: (key) => ((reads += 1), inner.get(key)),
+    lookup: (key) => ((reads += 1), inner.lookup(key)),
     set: (key, value, ttlMs) => inner.set(key, value, ttlMs),
     delete: (key) => inner.delete(key),
     setIfAbsent: (key, value, ttlMs) => inner.setIfAbsent(key, value, ttlMs),
