@@ -25,7 +25,7 @@ export function assembleGateway(config: CompiledConfig, options: AssembleOptions
   const { logger } = options;
   const metrics = createGatewayMetrics();
   const counters = options.counters ?? metrics.authCounters;
-  const cache = options.cache ?? createCacheStore(config.cache, logger);
+  const cache = options.cache ?? createCacheStore(config.cache, logger, { onEvict: metrics.cacheEviction });
   const keySecret = resolveCacheKeySecret(config.cache);
   // Outlives every runtime: a reload's verifiers start with the keys and verified tokens of the ones they replace.
   const jwtCaches = createJwtVerifierCaches();

@@ -9,7 +9,7 @@ import { auditPrincipal, type AuditPrincipal } from './observability/audit.js';
 import type { SigningKey, SigningKeySource } from './identity/signing-key.js';
 import { createUpstreamCredentialProvider, type UpstreamCredentialProvider } from './credentials/upstream-credentials.js';
 import { createRateLimiter, type RateLimiter } from './ratelimit/limiter.js';
-import { createSessionBindings, type SessionBindings } from './session/bindings.js';
+import { createSessionBindings, type SeenSessions, type SessionBindings } from './session/bindings.js';
 
 /** Everything a request on one route needs, built once per compiled config. */
 export interface RouteRuntime {
@@ -46,6 +46,8 @@ export interface RuntimeServices {
   /** HMAC key of cache keys (shared by replicas with Redis). */
   readonly keySecret: Buffer;
   readonly signingKeys: SigningKeySource;
+  /** With Redis: the session bindings this replica has seen (served through a Redis outage). */
+  readonly seenSessions?: SeenSessions;
   /** Audit lines of user grants (user_oauth). */
   readonly logger?: Logger;
   readonly fetch?: typeof fetch;

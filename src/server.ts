@@ -28,6 +28,8 @@ import { restartOnlyChanges } from './reload/restart-only.js';
 import { createRuntimeSwitch } from './reload/runtime-switch.js';
 import { shutdown } from './reload/shutdown.js';
 import type { RuntimeServices, VerifierFactory } from './runtime.js';
+import { createSeenSessions } from './session/bindings.js';
+import { DEFAULT_MEMORY_BOUNDS } from './config/memory-bounds.js';
 import { lazyRequestLogger } from './observability/request-logger.js';
 
 export interface ServerDeps {
@@ -107,6 +109,7 @@ const DEADLINE_ANSWER_MS = 1_000;
 
 /** Wires the plugins; never listens (tests and main.ts decide where). */
 export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
+  const metrics = deps.metrics ?? createGatewayMetrics();
   const services: RuntimeServices = {
     store: deps.cache,
     keySecret: deps.keySecret ?? resolveCacheKeySecret(config.cache),
@@ -114,8 +117,11 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     logger: deps.logger,
     ...(deps.fetch && { fetch: deps.fetch }),
     ...(deps.now && { now: deps.now }),
+    // Known sessions are served through a Redis outage; the in-process store needs no second copy.
+    ...(deps.cache.status().backend === 'redis' && {
+      seenSessions: createSeenSessions({ max: (config.cache.memory ?? DEFAULT_MEMORY_BOUNDS).sessions, onEvict: () => metrics.cacheEviction('sessions') }),
+    }),
   };
-  const metrics = deps.metrics ?? createGatewayMetrics();
   metrics.watchCache(() => deps.cache.status());
   const refuse = (request: FastifyRequest, reply: FastifyReply, error: GatewayError) => sendError(metrics, request, reply, error);
   const verifierFor: VerifierFactory = timedVerifiers(deps.verifierFor, metrics);

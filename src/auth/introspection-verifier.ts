@@ -132,7 +132,8 @@ export function createIntrospectionVerifier(
   /** Resolves once the answer is also stored, so requests after it find it in the cache (here or on a replica). */
   async function introspectAndRemember(key: string, token: string, clientAddress: string | undefined): Promise<IntrospectionEntry> {
     const entry = await introspect(token, clientAddress);
-    await deps.store.set(key, codec.encode(key, entry), entry.until - now());
+    // Negative answers are bounded apart: a flood of garbage tokens must not evict the answers valid callers use.
+    await deps.store.set(key, codec.encode(key, entry), entry.until - now(), { negative: !entry.active });
     keepLocally(key, entry);
     return entry;
   }

@@ -1,4 +1,5 @@
 import { createHmac, hash, randomBytes } from 'node:crypto';
+import type { MemoryRecordKind } from '../config/memory-bounds.js';
 import type { CacheSettings } from '../config/types.js';
 
 /**
@@ -65,7 +66,40 @@ export function userGrantKey(keySecret: Buffer, route: string, issuer: string, s
   return userGrantPrefix(keySecret, route) + keyedDigest(keySecret, ['grant', route, issuer, subject]);
 }
 
+/**
+ * One principal's revocation epoch on one route: a grant opens only while it names the current epoch, and a
+ * revocation replaces the epoch, so a grant value written back into the store after a revocation stays dead.
+ */
+export function grantEpochKey(keySecret: Buffer, route: string, issuer: string, subject: string): string {
+  return `grant-epoch:${keyedDigest(keySecret, ['grant-epoch', route, issuer, subject])}`;
+}
+
 /** A consent link or a consent page's browser flow, by the random value the browser holds (never stored). */
 export function consentKey(keySecret: Buffer, kind: 'link' | 'flow', value: string): string {
   return `consent-${kind}:${keyedDigest(keySecret, [`consent-${kind}`, value])}`;
+}
+
+/** The live consent link of one principal on one route, so a caller asking again gets that link back. */
+export function currentConsentLinkKey(keySecret: Buffer, route: string, issuer: string, subject: string): string {
+  return `consent-link-of:${keyedDigest(keySecret, ['consent-link-of', route, issuer, subject])}`;
+}
+
+/** Which bound of the in-process store a key counts against, by the class before its first `:`. */
+const KIND_OF_KEY_CLASS: ReadonlyMap<string, MemoryRecordKind> = new Map([
+  ['introspect', 'introspection'],
+  ['session', 'sessions'],
+  ['ratelimit', 'rate_limits'],
+  ['upstream-token', 'upstream_tokens'],
+  ['grant', 'grants'],
+  ['grant-refresh', 'grants'],
+  ['grant-epoch', 'grants'],
+  ['consent-link', 'consent_links'],
+  ['consent-link-of', 'consent_links'],
+  ['consent-flow', 'consent_flows'],
+]);
+
+/** The record kind of a key built above (or of a prefix of one); `undefined` for any other key. */
+export function recordKindOf(key: string): MemoryRecordKind | undefined {
+  const end = key.indexOf(':');
+  return end < 0 ? undefined : KIND_OF_KEY_CLASS.get(key.slice(0, end));
 }

@@ -1,14 +1,22 @@
 import type { Logger } from 'pino';
 import type { CacheSettings, RedisConnection } from '../config/types.js';
-import { createMemoryStore } from './memory-store.js';
+import { createMemoryStore, type MemoryPartition } from './memory-store.js';
 import { createRedisStore, type RedisTarget } from './redis-store.js';
 import type { CacheStore } from './store.js';
 
-/** Redis when one of `cache.redis_url`, `redis_sentinel`, `redis_cluster` is configured, else the in-process LRU. */
-export function createCacheStore(settings: CacheSettings, logger?: Logger, options: { readonly commandTimeoutMs?: number } = {}): CacheStore {
+export interface CacheStoreOptions {
+  /** Overrides `cache.command_timeout` (operator commands may wait longer than a request). */
+  readonly commandTimeoutMs?: number;
+  /** A record of the in-process store evicted to make room (`mcp_gateway_cache_evictions_total`). */
+  readonly onEvict?: (partition: MemoryPartition) => void;
+}
+
+/** Redis when one of `cache.redis_url`, `redis_sentinel`, `redis_cluster` is configured, else the in-process LRUs. */
+export function createCacheStore(settings: CacheSettings, logger?: Logger, options: CacheStoreOptions = {}): CacheStore {
   const connection = redisConnection(settings);
-  if (!connection) return createMemoryStore();
-  return createRedisStore({ ...redisTarget(connection), keyPrefix: settings.keyPrefix, logger, ...options });
+  if (!connection) return createMemoryStore({ bounds: settings.memory, ...(options.onEvict && { onEvict: options.onEvict }) });
+  const commandTimeoutMs = options.commandTimeoutMs ?? settings.commandTimeout;
+  return createRedisStore({ ...redisTarget(connection), keyPrefix: settings.keyPrefix, logger, ...(commandTimeoutMs !== undefined && { commandTimeoutMs }) });
 }
 
 /** Settings built without `redis` (before Sentinel/Cluster support) still mean standalone Redis by `redisUrl`. */

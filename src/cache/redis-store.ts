@@ -1,6 +1,6 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import type { CacheStatus, CacheStore, TokenBucketResult } from './store.js';
+import type { CacheStatus, CacheStore, Lookup, TokenBucketResult } from './store.js';
 import { storableTtl } from './ttl.js';
 
 /** Where the store connects: exactly one of `url`, `sentinel`, `cluster`. Credentials are never logged. */
@@ -37,7 +37,7 @@ export interface RedisClusterTarget {
 export type RedisStoreOptions = RedisTarget & {
   /** Prepended to every key (ioredis `keyPrefix`): one Redis can serve several gateways or test suites. */
   readonly keyPrefix: string;
-  /** Longest wait for one command before it counts as a miss. */
+  /** Longest wait for one command before it counts as a miss (`cache.command_timeout`). */
   readonly commandTimeoutMs?: number;
   readonly logger?: Logger;
 };
@@ -83,6 +83,14 @@ redis.call('PEXPIRE', KEYS[1], refill)
 return {allowed, retry}
 `;
 
+/** Compare-and-extend in one step: a revocation that replaced the value in between is never undone. */
+const TOUCH_IF_EQUALS_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+`;
+
 /** Compare-and-delete in one step: a GET then DEL from the client could remove a value set in between. */
 const DELETE_IF_EQUALS_SCRIPT = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -101,8 +109,10 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   const client = connect(options);
   client.defineCommand('takeToken', { numberOfKeys: 1, lua: TAKE_TOKEN_SCRIPT });
   client.defineCommand('deleteIfEquals', { numberOfKeys: 1, lua: DELETE_IF_EQUALS_SCRIPT });
+  client.defineCommand('touchIfEquals', { numberOfKeys: 1, lua: TOUCH_IF_EQUALS_SCRIPT });
   // True from the first failure until the next success: one warning per outage, not one per command.
   let degraded = false;
+  let connectedOnce = false;
 
   const failed = (operation: string, error: unknown): void => {
     if (degraded) return;
@@ -118,19 +128,28 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   client.on('error', (error: unknown) => failed('connection', error));
   // Cluster: a lost node reports here, not as 'error'.
   client.on('node error', (error: unknown) => failed('connection', error));
-  client.on('ready', succeeded);
+  client.on('ready', () => {
+    connectedOnce = true;
+    succeeded();
+  });
+
+  async function lookup(key: string): Promise<Lookup<string>> {
+    try {
+      const value = await client.get(key);
+      succeeded();
+      return value === null ? { kind: 'absent' } : { kind: 'found', value };
+    } catch (error) {
+      failed('get', error);
+      return { kind: 'unavailable' };
+    }
+  }
 
   return {
     async get(key) {
-      try {
-        const value = await client.get(key);
-        succeeded();
-        return value ?? undefined;
-      } catch (error) {
-        failed('get', error);
-        return undefined;
-      }
+      const found = await lookup(key);
+      return found.kind === 'found' ? found.value : undefined;
     },
+    lookup,
     async set(key, value, ttlMs) {
       const ttl = storableTtl(ttlMs);
       if (ttl === undefined) return false;
@@ -175,6 +194,18 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
         return false;
       }
     },
+    async touchIfEquals(key, value, ttlMs) {
+      const ttl = storableTtl(ttlMs);
+      if (ttl === undefined) return false;
+      try {
+        const touched = await (client as RedisClient & TouchIfEqualsCommand).touchIfEquals(key, value, ttl);
+        succeeded();
+        return touched === 1;
+      } catch (error) {
+        failed('touchIfEquals', error);
+        return false;
+      }
+    },
     async scan(prefix, limit) {
       try {
         const keys = await scanKeys(client, options.keyPrefix, prefix, limit);
@@ -196,8 +227,8 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
       }
     },
     status(): CacheStatus {
-      if (degraded) return { backend: 'redis', state: 'unavailable' };
-      return { backend: 'redis', state: client.status === 'ready' ? 'ready' : 'connecting' };
+      if (degraded) return { backend: 'redis', state: 'unavailable', connectedOnce };
+      return { backend: 'redis', state: client.status === 'ready' ? 'ready' : 'connecting', connectedOnce };
     },
     whenReady(timeoutMs) {
       if (client.status === 'ready') return Promise.resolve(true);
@@ -252,6 +283,10 @@ function escapeGlob(text: string): string {
 
 interface TakeTokenCommand {
   takeToken(key: string, capacity: number, refillMs: number, nowMs: number): Promise<unknown>;
+}
+
+interface TouchIfEqualsCommand {
+  touchIfEquals(key: string, value: string, ttlMs: number): Promise<number>;
 }
 
 interface DeleteIfEqualsCommand {

@@ -78,6 +78,8 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
       redis: compileRedis(raw.cache),
       keySecret: optionalSecret(raw.cache.key_secret),
       keyPrefix: raw.cache.key_prefix,
+      commandTimeout: raw.cache.command_timeout,
+      memory: Object.freeze({ ...raw.cache.memory }),
     },
     consent: compileConsent(raw),
     limits: {

@@ -13,6 +13,7 @@ import {
   redisUrlProblem,
   routePathProblem,
 } from './rules.js';
+import { MEMORY_RECORD_KINDS, type MemoryRecordKind } from './memory-bounds.js';
 import { privateKeyProblem } from './private-key.js';
 import { trustedProxyProblem } from './trusted-proxies.js';
 import type { JwtAlgorithm } from './types.js';
@@ -445,6 +446,19 @@ function hostPortList(description: string) {
   return z.array(hostPort).min(1, { error: 'at least one host:port is required' }).describe(description);
 }
 
+/** `cache.memory`: one bound per record kind, so one kind's flood never evicts another kind's records. */
+const memoryBounds = z
+  .strictObject(
+    Object.fromEntries(
+      Object.entries(MEMORY_RECORD_KINDS).map(([kind, { default: bound, meaning }]) => [
+        kind,
+        z.number().int().min(100).default(bound).describe(`${meaning} Default: ${bound}.`),
+      ]),
+    ) as Record<MemoryRecordKind, z.ZodDefault<z.ZodNumber>>,
+  )
+  .prefault({})
+  .describe('Most records the gateway keeps in process, per kind (the least recently used of that kind go first).');
+
 const REDIS_MODES = ['redis_url', 'redis_sentinel', 'redis_cluster'] as const;
 
 /** The proxies the decision listener answers, each describing the request it holds in its own way. */
@@ -618,6 +632,12 @@ export const configSchema = z
           .min(32, { error: 'must be at least 32 characters' })
           .optional(),
         key_prefix: z.string().default('mcpgw:').describe('Prefix of every Redis key. Default: "mcpgw:".'),
+        command_timeout: duration(
+          '150ms',
+          'Longest wait for one Redis command before it counts as a miss (introspection then asks the authorization server; a session this replica has seen is still served).',
+          { min: 10, max: 10_000 },
+        ),
+        memory: memoryBounds,
       })
       .superRefine((value, ctx) => {
         const modes = REDIS_MODES.filter((mode) => value[mode] !== undefined);

@@ -1,3 +1,4 @@
+import type { MemoryBounds } from './memory-bounds.js';
 import type { Secret } from './secret.js';
 import type { TrustedProxies } from './trusted-proxies.js';
 
@@ -244,6 +245,10 @@ export interface CacheSettings {
   /** HMAC key for cache keys; required with Redis, random per process otherwise. */
   readonly keySecret: Secret | undefined;
   readonly keyPrefix: string;
+  /** Longest wait for one Redis command before it counts as a miss; absent → the store's default (150 ms). */
+  readonly commandTimeout?: number;
+  /** Bounds of the in-process store per record kind; absent → the defaults. */
+  readonly memory?: MemoryBounds;
 }
 
 export interface LimitSettings {

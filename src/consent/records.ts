@@ -1,9 +1,8 @@
 import { createValueSealer, type ValueSealer } from '../cache/sealed-value.js';
-import type { CacheStore } from '../cache/store.js';
+import type { CacheStore, Lookup } from '../cache/store.js';
 import type { z } from 'zod';
 
-/** What the store holds under a key: a record, nothing, or no answer (the store is down: callers fail closed). */
-export type Lookup<T> = { readonly kind: 'found'; readonly value: T } | { readonly kind: 'absent' } | { readonly kind: 'unavailable' };
+export type { Lookup } from '../cache/store.js';
 
 /**
  * Records the consent pages and user grants keep in the cache store (Redis across replicas): JSON sealed with
@@ -13,6 +12,8 @@ export type Lookup<T> = { readonly kind: 'found'; readonly value: T } | { readon
 export interface SealedRecords<T> {
   get(key: string): Promise<Lookup<T>>;
   put(key: string, value: T, ttlMs: number): Promise<boolean>;
+  /** Stores `value` only when `key` holds nothing (atomically across replicas on Redis). */
+  putIfAbsent(key: string, value: T, ttlMs: number): Promise<boolean>;
   /** Single use: `found` for exactly one caller, the one whose delete removed the record. */
   take(key: string): Promise<Lookup<T>>;
   delete(key: string): Promise<boolean>;
@@ -35,9 +36,9 @@ export function createSealedRecords<T>(store: CacheStore, keySecret: Buffer, pur
   const unavailable = () => store.status().state !== 'ready';
 
   async function get(key: string): Promise<Lookup<T>> {
-    const sealed = await store.get(key);
-    if (sealed === undefined) return unavailable() ? { kind: 'unavailable' } : { kind: 'absent' };
-    const value = openRecord(sealer, key, sealed, schema);
+    const sealed = await store.lookup(key);
+    if (sealed.kind !== 'found') return sealed;
+    const value = openRecord(sealer, key, sealed.value, schema);
     // A value that does not open (another key secret, tampered with) counts as nothing.
     return value === undefined ? { kind: 'absent' } : { kind: 'found', value };
   }
@@ -45,6 +46,7 @@ export function createSealedRecords<T>(store: CacheStore, keySecret: Buffer, pur
   return {
     get,
     put: (key, value, ttlMs) => store.set(key, sealer.seal(key, JSON.stringify(value)), ttlMs),
+    putIfAbsent: (key, value, ttlMs) => store.setIfAbsent(key, sealer.seal(key, JSON.stringify(value)), ttlMs),
     async take(key) {
       const found = await get(key);
       if (found.kind !== 'found') return found;

@@ -37,7 +37,7 @@ export function createConsentRuntime(config: CompiledConfig, services: ConsentSe
   const now = services.now ?? Date.now;
   const publicUrl = config.publicUrl.href.replace(/\/$/, '');
   const grants = createGrantStore(services.store, services.keySecret);
-  const links = createConsentLinks(services.store, services.keySecret, { publicUrl, ttlMs: consent.linkTtl });
+  const links = createConsentLinks(services.store, services.keySecret, { publicUrl, ttlMs: consent.linkTtl, now });
   const audit = grantAudit(services.logger);
   const deps = { fetch: services.fetch, now };
 

@@ -109,6 +109,8 @@ export function createUserGrants(route: string, settings: UserOAuthSettings, dep
       ...(clientId === undefined ? {} : { clientId }),
       grantedAt: previous?.grantedAt ?? issuedAt,
       issuedAt,
+      // A refresh stays under the revocation epoch its grant was read under: a revocation meanwhile wins.
+      ...(previous?.epoch === undefined ? {} : { epoch: previous.epoch }),
     };
   }
 
@@ -240,7 +242,7 @@ export function createUserGrants(route: string, settings: UserOAuthSettings, dep
       // token is all there is (servers issuing JWT access tokens may not revoke those).
       const revoked =
         refreshToken === undefined ? await deps.vendor.revoke(accessToken, 'access_token') : await deps.vendor.revoke(refreshToken, 'refresh_token');
-      await grants.remove(principal, route);
+      await grants.revoke(principal, route);
       const reason = revoked ? 'revoked_at_authorization_server' : 'not_revoked_at_authorization_server';
       audit({ action: 'revoke', route, principal: grants.digest(principal), outcome: 'ok', by, reason });
       return 'revoked';

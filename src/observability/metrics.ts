@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheStatus } from '../cache/store.js';
 import type { GatewayErrorCode } from '../errors.js';
+import { MEMORY_RECORD_KINDS } from '../config/memory-bounds.js';
 import type { AuthCounters } from './auth-counters.js';
 
 /**
@@ -60,6 +61,8 @@ export interface GatewayMetrics {
   watchCache(status: () => CacheStatus): void;
   readonly sseStreamOpened: () => void;
   readonly sseStreamClosed: () => void;
+  /** A record of the in-process store evicted to make room, by its kind (`cache.memory.<kind>`). */
+  readonly cacheEviction: (kind: string) => void;
   /** Introspection cache and AS counters plus JWKS counters, for the verifiers. */
   readonly authCounters: AuthCounters;
   /** The exposition text and its content type, for `/metrics`. */
@@ -233,6 +236,12 @@ export function createGatewayMetrics(): GatewayMetrics {
     help: 'Server-sent event streams currently open to clients.',
     registers,
   });
+  const cacheEvictions = new Counter({
+    name: `${METRIC_PREFIX}cache_evictions_total`,
+    help: 'Records of the in-process store evicted to make room (its cache.memory bound reached), by record kind.',
+    labelNames: ['kind'] as const,
+    registers,
+  });
   for (const result of ['success', 'failure'] as const) reloads.labels({ result }).inc(0);
   const refusals = new Counter({
     name: `${METRIC_PREFIX}refusals_total`,
@@ -253,6 +262,7 @@ export function createGatewayMetrics(): GatewayMetrics {
       this.labels({ backend }).set(state === 'ready' ? 1 : 0);
     },
   });
+  for (const kind of Object.keys(MEMORY_RECORD_KINDS)) cacheEvictions.labels({ kind }).inc(0);
 
   const requestTally = childrenOf((route, method, outcome) => {
     const tally = { labels: { route, method, outcome }, pending: 0 };
@@ -280,6 +290,7 @@ export function createGatewayMetrics(): GatewayMetrics {
     },
     sseStreamOpened: () => sseStreams.inc(),
     sseStreamClosed: () => sseStreams.dec(),
+    cacheEviction: (kind) => cacheEvictions.labels({ kind }).inc(),
     authCounters: {
       cacheHit: () => introspectionCache.labels({ result: 'hit' }).inc(),
       cacheMiss: () => introspectionCache.labels({ result: 'miss' }).inc(),

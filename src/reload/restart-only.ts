@@ -13,14 +13,16 @@ export function restartOnlyChanges(started: CompiledConfig, next: CompiledConfig
     ['admin.port', started.admin.port !== next.admin.port],
     // The rest of `decision` (proxy, secret, path_prefix) applies to the next question.
     ['decision', (started.decision === undefined) !== (next.decision === undefined)],
-    ['decision.host', started.decision?.host !== next.decision?.host],
-    ['decision.port', started.decision?.port !== next.decision?.port],
+    ['decision.host', started.decision !== undefined && next.decision !== undefined && started.decision.host !== next.decision.host],
+    ['decision.port', started.decision !== undefined && next.decision !== undefined && started.decision.port !== next.decision.port],
     ['cache.redis_url', started.cache.redisUrl?.reveal() !== next.cache.redisUrl?.reveal()],
     // Sentinel / cluster settings hold Secrets: compare what they reveal, never print it.
     ['cache.redis_sentinel', redisIdentity(started, 'sentinel') !== redisIdentity(next, 'sentinel')],
     ['cache.redis_cluster', redisIdentity(started, 'cluster') !== redisIdentity(next, 'cluster')],
     ['cache.key_secret', started.cache.keySecret?.reveal() !== next.cache.keySecret?.reveal()],
     ['cache.key_prefix', started.cache.keyPrefix !== next.cache.keyPrefix],
+    ['cache.command_timeout', started.cache.commandTimeout !== next.cache.commandTimeout],
+    ['cache.memory', JSON.stringify(started.cache.memory) !== JSON.stringify(next.cache.memory)],
     // Lowering the limit applies at once (enforced per request); raising it past the start value cannot.
     ['limits.max_body_bytes', next.limits.maxBodyBytes > started.limits.maxBodyBytes],
   ];

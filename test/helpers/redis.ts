@@ -80,6 +80,8 @@ export interface SentinelSetup {
   readonly masterPassword?: string;
   /** `requirepass` of the sentinel itself. */
   readonly sentinelPassword?: string;
+  /** How long the primary may not answer before the sentinel fails over (Redis's default: 30 s). */
+  readonly downAfterMs?: number;
 }
 
 /** `redis-server <conf> --sentinel` monitoring `master`; resolves once it names the primary's address. */
@@ -93,6 +95,9 @@ export async function spawnSentinel(master: SpawnedRedis, setup: SentinelSetup =
     `sentinel monitor ${name} 127.0.0.1 ${master.port} 1`,
     ...(setup.masterPassword === undefined ? [] : [`sentinel auth-pass ${name} ${setup.masterPassword}`]),
     ...(setup.sentinelPassword === undefined ? [] : [`requirepass ${setup.sentinelPassword}`]),
+    ...(setup.downAfterMs === undefined
+      ? []
+      : [`sentinel down-after-milliseconds ${name} ${setup.downAfterMs}`, `sentinel failover-timeout ${name} ${setup.downAfterMs * 10}`]),
     '',
   ].join('\n'));
   const port = await freePort();
@@ -119,17 +124,29 @@ export async function spawnSentinel(master: SpawnedRedis, setup: SentinelSetup =
   return { port, name, stop };
 }
 
-/** A Redis Cluster of spawned masters (no replicas), all 16384 slots assigned. */
+/** A Redis Cluster of spawned nodes, all 16384 slots assigned. */
 export interface SpawnedCluster {
+  /** Every node; which are masters is for `CLUSTER NODES` to say (redis-cli spreads them). */
   readonly ports: readonly number[];
+  /** SIGKILL one node, for failover tests. */
+  kill(port: number): Promise<void>;
   stop(): Promise<void>;
 }
 
+export interface ClusterSetup {
+  /** Replicas per master (default 0): a killed master's replica takes over. */
+  readonly replicas?: number;
+  /** `cluster-node-timeout` (Redis's default: 15 s): how long a node may not answer before it counts as failed. */
+  readonly nodeTimeoutMs?: number;
+}
+
 /**
- * `size` masters with `cluster-enabled yes`, joined by `redis-cli --cluster create`; resolves once every node's
- * `CLUSTER INFO` says `cluster_state:ok`.
+ * `size` masters with `cluster-enabled yes` (and `replicas` replicas each), joined by `redis-cli --cluster create`;
+ * resolves once every node's `CLUSTER INFO` says `cluster_state:ok`.
  */
-export async function spawnCluster(size = 3, password?: string): Promise<SpawnedCluster> {
+export async function spawnCluster(size = 3, password?: string, setup: ClusterSetup = {}): Promise<SpawnedCluster> {
+  const replicas = setup.replicas ?? 0;
+  const timeout = setup.nodeTimeoutMs === undefined ? [] : ['--cluster-node-timeout', String(setup.nodeTimeoutMs)];
   const dir = await mkdtemp(join(tmpdir(), 'mcpgw-cluster-'));
   const auth = password === undefined ? [] : ['--requirepass', password, '--masterauth', password];
   const nodes: { port: number; child: ChildProcess }[] = [];
@@ -141,7 +158,7 @@ export async function spawnCluster(size = 3, password?: string): Promise<Spawned
     await rm(dir, { recursive: true, force: true });
   };
   try {
-    for (let index = 0; index < size; index += 1) {
+    for (let index = 0; index < size * (1 + replicas); index += 1) {
       const port = await freePort();
       // The bus port is chosen too: port + 10000 (the default) may be taken or beyond 65535.
       const busPort = await freePort();
@@ -150,18 +167,24 @@ export async function spawnCluster(size = 3, password?: string): Promise<Spawned
         '--cluster-port', String(busPort),
         '--cluster-config-file', join(dir, `nodes-${port}.conf`),
         '--dir', dir,
+        ...timeout,
         ...auth,
       ]);
       nodes.push({ port, child });
     }
     const cliAuth = password === undefined ? [] : ['-a', password, '--no-auth-warning'];
-    await run('redis-cli', [...cliAuth, '--cluster', 'create', ...nodes.map(({ port }) => `127.0.0.1:${port}`), '--cluster-yes']);
+    const replicaArgs = replicas === 0 ? [] : ['--cluster-replicas', String(replicas)];
+    await run('redis-cli', [...cliAuth, '--cluster', 'create', ...nodes.map(({ port }) => `127.0.0.1:${port}`), ...replicaArgs, '--cluster-yes']);
     await Promise.all(nodes.map(({ port }) => waitForClusterOk(port, password)));
   } catch (error) {
     await stop();
     throw error;
   }
-  return { ports: nodes.map(({ port }) => port), stop };
+  const kill = async (port: number): Promise<void> => {
+    const node = nodes.find((candidate) => candidate.port === port);
+    if (node) await terminate(node.child, 'SIGKILL');
+  };
+  return { ports: nodes.map(({ port }) => port), kill, stop };
 }
 
 async function waitForClusterOk(port: number, password: string | undefined): Promise<void> {

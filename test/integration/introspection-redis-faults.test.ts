@@ -122,6 +122,6 @@ describe('D9 Redis broken: requests still decided by direct introspection', () =
     const calls = as.calls.length;
     await verifier.verify(fresh);
     expect(as.calls).toHaveLength(calls);
-    expect(store.status()).toEqual({ backend: 'redis', state: 'ready' });
+    expect(store.status()).toEqual({ backend: 'redis', state: 'ready', connectedOnce: true });
   });
 });

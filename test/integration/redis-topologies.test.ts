@@ -59,7 +59,7 @@ async function exerciseStore(store: CacheStore, keyPrefix: string, raw: (key: st
 
   expect(await store.delete('entry')).toBe(true);
   expect(await store.get('entry')).toBeUndefined();
-  expect(store.status()).toEqual({ backend: 'redis', state: 'ready' });
+  expect(store.status()).toEqual({ backend: 'redis', state: 'ready', connectedOnce: true });
 }
 
 describe('Redis Sentinel (real primary + sentinel)', () => {

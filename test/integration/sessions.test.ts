@@ -314,20 +314,26 @@ describe('session binding across replicas (real Redis)', () => {
     expect((await send(first, '/recorded/mcp', alice, { session })).status).toBe(404);
   });
 
-  it('Redis down: requests on a session get 503 + Retry-After (nobody else gets in); new sessions still open', async () => {
+  it('Redis down: a session this replica saw is served to its owner only; one it never saw gets 503 + Retry-After; new sessions still open', async () => {
     const spawned = await spawnRedis();
     try {
-      const gw = await replica(spawned.url, uniquePrefix('sessions-down'));
+      const keyPrefix = uniquePrefix('sessions-down');
+      const [gw, other] = [await replica(spawned.url, keyPrefix), await replica(spawned.url, keyPrefix)];
       const alice = await token(RECORDED, 'alice');
       const session = await openSession(gw, '/recorded/mcp', alice);
+      const elsewhere = await openSession(other, '/recorded/mcp', alice);
       await spawned.kill();
       recorded.requests.length = 0;
+      expect((await send(gw, '/recorded/mcp', await token(RECORDED, 'bob'), { session })).status).toBe(404);
+      expect(recorded.requests).toHaveLength(0);
+      expect((await send(gw, '/recorded/mcp', alice, { session })).status).toBe(200);
+      expect(recorded.requests).toHaveLength(1);
       for (const who of ['alice', 'bob']) {
-        const response = await send(gw, '/recorded/mcp', await token(RECORDED, who), { session });
+        const response = await send(gw, '/recorded/mcp', await token(RECORDED, who), { session: elsewhere });
         expect(response.status).toBe(503);
         expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
       }
-      expect(recorded.requests).toHaveLength(0);
+      expect(recorded.requests).toHaveLength(1);
       const fresh = await send(gw, '/recorded/mcp', alice, { body: INITIALIZE });
       expect(fresh.status).toBe(200);
     } finally {

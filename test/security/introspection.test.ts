@@ -96,10 +96,12 @@ function countingReads(inner: RedisStore): { store: CacheStore; reads: () => num
   let reads = 0;
   const store: CacheStore = {
     get: (key) => ((reads += 1), inner.get(key)),
+    lookup: (key) => ((reads += 1), inner.lookup(key)),
     set: (key, value, ttlMs) => inner.set(key, value, ttlMs),
     delete: (key) => inner.delete(key),
     setIfAbsent: (key, value, ttlMs) => inner.setIfAbsent(key, value, ttlMs),
     deleteIfEquals: (key, value) => inner.deleteIfEquals(key, value),
+    touchIfEquals: (key, value, ttlMs) => inner.touchIfEquals(key, value, ttlMs),
     scan: (prefix, limit) => inner.scan(prefix, limit),
     takeToken: (key, bucket, nowMs) => inner.takeToken(key, bucket, nowMs),
     status: () => inner.status(),

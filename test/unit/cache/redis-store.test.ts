@@ -45,7 +45,7 @@ describe('redis store against a real Redis', () => {
     const keyPrefix = uniquePrefix('redis-store');
     const cache = store(redis.url, { keyPrefix });
     expect(await cache.whenReady(READY_WAIT_MS)).toBe(true);
-    expect(cache.status()).toEqual({ backend: 'redis', state: 'ready' });
+    expect(cache.status()).toEqual({ backend: 'redis', state: 'ready', connectedOnce: true });
 
     expect(await cache.set(KEY, VALUE, 20_000.7)).toBe(true);
     expect(await cache.get(KEY)).toBe(VALUE);
@@ -72,9 +72,11 @@ describe('D9 redis store faults: a miss, never a throw or a hang', () => {
     const logs = captureLogs();
     const cache = store(`redis://127.0.0.1:${await freePort()}`, { logger: logs.logger });
     expect(await cache.get(KEY)).toBeUndefined();
+    // A failed read is no answer, never "absent" (session bindings and grants tell the two apart).
+    expect(await cache.lookup(KEY)).toEqual({ kind: 'unavailable' });
     expect(await cache.set(KEY, VALUE, 1_000)).toBe(false);
     expect(await cache.delete(KEY)).toBe(false);
-    expect(cache.status()).toEqual({ backend: 'redis', state: 'unavailable' });
+    expect(cache.status()).toEqual({ backend: 'redis', state: 'unavailable', connectedOnce: false });
     const warnings = logs.lines.filter((line) => line.includes('"level":40'));
     expect(warnings).toHaveLength(1);
     expect(logs.text()).not.toContain(KEY);
@@ -109,7 +111,7 @@ describe('D9 redis store faults: a miss, never a throw or a hang', () => {
     spawned.thaw();
     // The timed-out commands' replies arrive first and are dropped; a fresh command succeeds.
     await expect.poll(() => cache.get(KEY), { interval: 20, timeout: 5_000 }).toBe(VALUE);
-    expect(cache.status()).toEqual({ backend: 'redis', state: 'ready' });
+    expect(cache.status()).toEqual({ backend: 'redis', state: 'ready', connectedOnce: true });
   });
 
   it('D9 a read-only replica → writes refused as false, reads still answered', async () => {
@@ -140,7 +142,7 @@ describe('D9 redis store faults: a miss, never a throw or a hang', () => {
     expect(await cache.whenReady(READY_WAIT_MS)).toBe(true);
     expect(await cache.set(KEY, VALUE, 60_000)).toBe(true);
     expect(await cache.get(KEY)).toBe(VALUE);
-    expect(cache.status()).toEqual({ backend: 'redis', state: 'ready' });
+    expect(cache.status()).toEqual({ backend: 'redis', state: 'ready', connectedOnce: true });
     expect(logs.text()).toContain('redis cache available again');
   });
 });
@@ -179,6 +181,6 @@ describe('createCacheStore', () => {
     cleanups.push(() => cache.close());
     await expect.poll(() => cache.set(KEY, VALUE, 60_000), { interval: 20, timeout: READY_WAIT_MS }).toBe(true);
     expect(await raw.get(`${keyPrefix}${KEY}`)).toBe(VALUE);
-    expect(cache.status()).toEqual({ backend: 'redis', state: 'ready' });
+    expect(cache.status()).toEqual({ backend: 'redis', state: 'ready', connectedOnce: true });
   });
 });

@@ -164,3 +164,23 @@ describe('cache: Redis Sentinel and Cluster settings', () => {
     expect(() => resolveCacheKeySecret({ ...cache, keySecret: undefined })).toThrow(/key_secret/);
   });
 });
+
+describe('cache: command timeout and in-process bounds', () => {
+  it('compiles cache.command_timeout and cache.memory bounds, the rest at their defaults', () => {
+    const { cache } = compiled(cacheConfig({ command_timeout: '2s', memory: { sessions: 500_000, introspection_negative: 1_000 } }));
+    expect(cache.commandTimeout).toBe(2_000);
+    expect(cache.memory).toMatchObject({ sessions: 500_000, introspection_negative: 1_000, grants: 20_000 });
+  });
+
+  it.each([
+    [{ command_timeout: '5ms' }, 'cache.command_timeout', 'at least 10ms'],
+    [{ command_timeout: '1m' }, 'cache.command_timeout', 'at most 10s'],
+    [{ memory: { sessions: 10 } }, 'cache.memory.sessions', '100'],
+    [{ memory: { sessions: 1.5 } }, 'cache.memory.sessions', 'int'],
+    [{ memory: { session: 1_000 } }, 'cache.memory.session', 'unknown key'],
+  ])('%j is refused at its path', (cache, path, message) => {
+    const found = problems(cacheConfig(cache));
+    expect(found.some((problem) => problem.path === path && problem.message.includes(message))).toBe(true);
+  });
+});
+

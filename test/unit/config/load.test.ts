@@ -19,7 +19,22 @@ describe('defaults', () => {
     expect(config.limits).toEqual({ maxBodyBytes: 1_048_576, maxTokenBytes: 8192, bodyTimeout: 30_000, headerTimeout: 10_000, maxStreamsPerPrincipal: 64, maxConcurrentRequestsPerPrincipal: 256 });
     expect(config.trustedProxies.none).toBe(true);
     expect(config.decision).toBeUndefined();
-    expect(config.cache).toEqual({ redisUrl: undefined, keySecret: undefined, keyPrefix: 'mcpgw:' });
+    expect(config.cache).toEqual({
+      redisUrl: undefined,
+      keySecret: undefined,
+      keyPrefix: 'mcpgw:',
+      commandTimeout: 150,
+      memory: {
+        sessions: 100_000,
+        grants: 20_000,
+        consent_links: 10_000,
+        consent_flows: 10_000,
+        introspection: 50_000,
+        introspection_negative: 10_000,
+        upstream_tokens: 20_000,
+        rate_limits: 50_000,
+      },
+    });
     expect(config.warnings).toEqual([]);
     expect(route).toMatchObject({
       name: 'calc',

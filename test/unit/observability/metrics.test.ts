@@ -7,6 +7,7 @@ import {
   type RequestOutcome,
   type UpstreamStatusClass,
 } from '../../../src/observability/metrics.js';
+import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { parseMetrics, sampleValue } from '../../helpers/metrics.js';
 
 describe('label values come from closed sets', () => {
@@ -138,7 +139,7 @@ describe('refusals and the shared cache', () => {
       parseMetrics((await metrics.render()).body).filter((sample) => sample.name === 'mcp_gateway_cache_available');
     expect(await available()).toEqual([]);
     let state: 'ready' | 'connecting' | 'unavailable' = 'connecting';
-    metrics.watchCache(() => ({ backend: 'redis', state }));
+    metrics.watchCache(() => ({ backend: 'redis', state, connectedOnce: true }));
     expect(await available()).toEqual([{ name: 'mcp_gateway_cache_available', labels: { backend: 'redis' }, value: 0 }]);
     state = 'ready';
     expect(await available()).toEqual([{ name: 'mcp_gateway_cache_available', labels: { backend: 'redis' }, value: 1 }]);
@@ -146,5 +147,18 @@ describe('refusals and the shared cache', () => {
     expect(await available()).toEqual([{ name: 'mcp_gateway_cache_available', labels: { backend: 'redis' }, value: 0 }]);
     metrics.watchCache(() => ({ backend: 'memory', state: 'ready' }));
     expect(await available()).toEqual([{ name: 'mcp_gateway_cache_available', labels: { backend: 'memory' }, value: 1 }]);
+  });
+});
+
+describe('cache_evictions_total', () => {
+  it('counts records the in-process store evicted, by kind, and starts every kind at 0', async () => {
+    const metrics = createGatewayMetrics();
+    const store = createMemoryStore({ bounds: { introspection_negative: 100 }, onEvict: metrics.cacheEviction });
+    for (let index = 0; index < 150; index += 1) await store.set(`introspect:ns:${index}`, 'inactive', 60_000, { negative: true });
+    await store.delete('introspect:ns:149');
+    const samples = parseMetrics((await metrics.render()).body);
+    expect(sampleValue(samples, 'mcp_gateway_cache_evictions_total', { kind: 'introspection_negative' })).toBe(50);
+    expect(sampleValue(samples, 'mcp_gateway_cache_evictions_total', { kind: 'sessions' })).toBe(0);
+    expect(sampleValue(samples, 'mcp_gateway_cache_evictions_total', { kind: 'grants' })).toBe(0);
   });
 });

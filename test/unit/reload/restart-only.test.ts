@@ -21,6 +21,12 @@ describe('settings a reload cannot change', () => {
       { 'cache.redis_cluster': { nodes: ['127.0.0.1:7000'] }, 'cache.key_secret': 'k'.repeat(32), 'limits.max_body_bytes': 4096 },
       ['cache.redis_cluster', 'cache.key_secret'],
     ],
+    ['the Redis command timeout and in-process bounds', { 'cache.command_timeout': '300ms', 'cache.memory.sessions': 500, 'limits.max_body_bytes': 4096 }, ['cache.command_timeout', 'cache.memory']],
+    [
+      'the decision listener: its socket needs a restart, its proxy and secret do not',
+      { decision: { port: 8282, proxy: 'envoy', unauthenticated: true }, 'limits.max_body_bytes': 4096 },
+      ['decision'],
+    ],
   ])('%s', (_title, edits, paths) => {
     expect(restartOnlyChanges(started, compiled(parseObject(configWith(edits))))).toEqual(paths);
   });
@@ -33,5 +39,15 @@ describe('settings a reload cannot change', () => {
       })));
     expect(restartOnlyChanges(sentinel('one'), sentinel('two'))).toEqual(['cache.redis_sentinel']);
     expect(restartOnlyChanges(sentinel('one'), sentinel('one'))).toEqual([]);
+  });
+});
+
+describe('decision listener settings on reload', () => {
+  const listener = (decision: Record<string, unknown>) => compiled(parseObject(configWith({ decision })));
+
+  it('a new proxy, secret or path prefix applies at once; a new host or port needs a restart', () => {
+    const before = listener({ proxy: 'nginx', secret: 's'.repeat(32) });
+    expect(restartOnlyChanges(before, listener({ proxy: 'envoy', secret: 't'.repeat(32), path_prefix: '/authz' }))).toEqual([]);
+    expect(restartOnlyChanges(before, listener({ proxy: 'nginx', secret: 's'.repeat(32), port: 9191, host: '0.0.0.0' }))).toEqual(['decision.host', 'decision.port']);
   });
 });

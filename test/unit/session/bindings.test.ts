@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../../src/auth/types.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { createRedisStore } from '../../../src/cache/redis-store.js';
-import { bindingDecision, createSessionBindings, type BindingState } from '../../../src/session/bindings.js';
+import { bindingDecision, createSeenSessions, createSessionBindings, type BindingState } from '../../../src/session/bindings.js';
 import { spawnRedis, startRedis, uniquePrefix, type RedisHandle } from '../../helpers/redis.js';
 import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../../helpers/redis-timeouts.js';
 
@@ -147,5 +147,90 @@ describe('session bindings in Redis', () => {
       await store.close();
       await spawned.stop();
     }
+  });
+});
+
+describe('sessions this replica has seen, through a Redis outage', () => {
+  const settings = { bind: true, idleTtl: 60_000 };
+
+  type RedisParts = { spawned: Awaited<ReturnType<typeof spawnRedis>>; store: ReturnType<typeof createRedisStore> };
+
+  async function withRedis(test: (parts: RedisParts) => Promise<void>, commandTimeoutMs = TEST_REDIS_COMMAND_TIMEOUT_MS): Promise<void> {
+    const spawned = await spawnRedis();
+    const store = createRedisStore({ url: spawned.url, keyPrefix: uniquePrefix('bindings-seen'), commandTimeoutMs });
+    try {
+      expect(await store.whenReady(10_000)).toBe(true);
+      await test({ spawned, store });
+    } finally {
+      await store.close();
+      await spawned.stop();
+    }
+  }
+
+  // A stall is what the command timeout is for: short here, so each check gives up quickly.
+  const STALL_COMMAND_TIMEOUT_MS = 200;
+
+  it('a frozen Redis: the owner of a seen session is served, another principal gets 404, an unseen session 503', async () => {
+    await withRedis(async ({ spawned, store }) => {
+      const bindings = createSessionBindings('calc', settings, { store, keySecret: randomBytes(32), seenSessions: createSeenSessions({ max: 100 }) });
+      expect(await bindings.bind(SESSION, caller())).toBe(true);
+      spawned.freeze();
+      expect(await bindings.check(SESSION, caller())).toBe('owned');
+      expect(await bindings.check(SESSION, caller({ subject: 'bob' }))).toBe('foreign');
+      expect(await bindings.check(SESSION, caller({ clientId: 'client-2' }))).toBe('foreign');
+      expect(await bindings.check('never-seen-session', caller())).toBe('unavailable');
+      spawned.thaw();
+    }, STALL_COMMAND_TIMEOUT_MS);
+  });
+
+  it('a seen session idle for idle_ttl is not served from memory during an outage', async () => {
+    await withRedis(async ({ spawned, store }) => {
+      let time = START;
+      const seenSessions = createSeenSessions({ max: 100, now: () => time });
+      const bindings = createSessionBindings('calc', settings, { store, keySecret: randomBytes(32), seenSessions });
+      await bindings.bind(SESSION, caller());
+      await spawned.kill();
+      time += 59_000;
+      expect(await bindings.check(SESSION, caller())).toBe('owned');
+      // Each use here restarts idle_ttl; unused for idle_ttl, the binding is gone.
+      time += 60_001;
+      expect(await bindings.check(SESSION, caller())).toBe('unavailable');
+    });
+  });
+
+  it('released on another replica: refused here too, and not served from memory in a later outage', async () => {
+    await withRedis(async ({ spawned, store }) => {
+      const keySecret = randomBytes(32);
+      const here = createSessionBindings('calc', settings, { store, keySecret, seenSessions: createSeenSessions({ max: 100 }) });
+      const elsewhere = createSessionBindings('calc', settings, { store, keySecret });
+      await here.bind(SESSION, caller());
+      await elsewhere.release(SESSION);
+      expect(await here.check(SESSION, caller())).toBe('unknown');
+      await spawned.kill();
+      expect(await here.check(SESSION, caller())).toBe('unavailable');
+    });
+  });
+
+  it('Redis decides while it answers: a session rebound to another principal on another replica is theirs here too', async () => {
+    await withRedis(async ({ store }) => {
+      const keySecret = randomBytes(32);
+      const here = createSessionBindings('calc', settings, { store, keySecret, seenSessions: createSeenSessions({ max: 100 }) });
+      const elsewhere = createSessionBindings('calc', settings, { store, keySecret });
+      await here.bind(SESSION, caller());
+      await elsewhere.release(SESSION);
+      await elsewhere.bind(SESSION, caller({ subject: 'bob' }));
+      expect(await here.check(SESSION, caller())).toBe('foreign');
+      expect(await here.check(SESSION, caller({ subject: 'bob' }))).toBe('owned');
+    });
+  });
+
+  it('released here: forgotten here too, so an outage does not bring it back', async () => {
+    await withRedis(async ({ spawned, store }) => {
+      const bindings = createSessionBindings('calc', settings, { store, keySecret: randomBytes(32), seenSessions: createSeenSessions({ max: 100 }) });
+      await bindings.bind(SESSION, caller());
+      await bindings.release(SESSION);
+      await spawned.kill();
+      expect(await bindings.check(SESSION, caller())).toBe('unavailable');
+    });
   });
 });
