@@ -26,7 +26,7 @@ beforeAll(async () => {
   stack = await startJwtStack(
     (target) => `
 public_url: ${PUBLIC}
-decision: { port: 0 }
+decision: { port: 0, proxy: traefik, unauthenticated: true }
 cache: { redis_url: "${redis.url}", key_secret: "${'k'.repeat(32)}" }
 routes:
 ${jwtRoute('calc', target)}
