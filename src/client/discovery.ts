@@ -3,6 +3,7 @@ import {
   discoverOAuthProtectedResourceMetadata,
 } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { AuthorizationServerMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { AddressPolicy } from './address-policy.js';
 import type { Exchange, RecordingFetch } from './recording-fetch.js';
 
 /** Where the protected resource metadata was found: the challenge's URL, path shape A, or the root (shape B). */
@@ -41,6 +42,8 @@ export interface Discovery {
   readonly legacy: boolean;
   /** In the order the metadata lists them. */
   readonly authorizationServers: readonly AuthorizationServerFound[];
+  /** The hosts this run may contact, which also judges the endpoints discovered. */
+  readonly addresses: AddressPolicy;
 }
 
 /** `jwks_uri`: typed for OpenID Connect metadata only, but RFC 8414 metadata may carry it too. */
@@ -132,5 +135,5 @@ export async function discover(url: URL, resourceMetadataUrl: string | undefined
   const servers = found ? (found.document.authorization_servers ?? []) : [new URL('/', url).href];
   const authorizationServers: AuthorizationServerFound[] = [];
   for (const server of servers) authorizationServers.push(await findAuthorizationServerMetadata(server, http));
-  return { url, resourceMetadata: found, resourceMetadataTried: tried, legacy: found === undefined, authorizationServers };
+  return { url, resourceMetadata: found, resourceMetadataTried: tried, legacy: found === undefined, authorizationServers, addresses: http.addresses };
 }

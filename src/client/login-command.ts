@@ -7,7 +7,7 @@ import { saveToken, storeDirectoryWarning, tokenStorePath } from './token-store.
 
 export const LOGIN_USAGE =
   'mcp-auth-gateway login <url> [--scope S] [--client-id ID [--client-secret-file F]] [--client-metadata-url URL] ' +
-  '[--call-tool NAME [--tool-arguments JSON]] [--print-token] [--no-browser] [--timeout 10s]';
+  '[--call-tool NAME [--tool-arguments JSON]] [--allow-private] [--print-token] [--no-browser] [--timeout 10s]';
 
 const OPTIONS = {
   scope: { type: 'string' },
@@ -16,6 +16,7 @@ const OPTIONS = {
   'client-metadata-url': { type: 'string' },
   'call-tool': { type: 'string' },
   'tool-arguments': { type: 'string' },
+  'allow-private': { type: 'boolean' },
   'print-token': { type: 'boolean' },
   'no-browser': { type: 'boolean' },
   timeout: { type: 'string' },
@@ -77,6 +78,7 @@ export function runLoginCommand(args: readonly string[], output: CommandOutput, 
         clientId,
         clientSecret,
         clientMetadataUrl,
+        allowPrivate: values['allow-private'] === true,
         callTool,
         timeoutMs,
         authorizationTimeoutMs: AUTHORIZATION_TIMEOUT_MS,

@@ -1,5 +1,6 @@
 import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { addressPolicy } from './address-policy.js';
 import { runAuthorizationCodeFlow } from './authorization-code-flow.js';
 import { missingClientIdentity, obtainClientIdentity, type ClientIdentity } from './client-identity.js';
 import { discover, type AuthorizationServerFound } from './discovery.js';
@@ -20,6 +21,8 @@ export interface LoginOptions {
   readonly clientId?: string;
   readonly clientSecret?: string;
   readonly clientMetadataUrl?: string;
+  /** `--allow-private`: discovered URLs may name non-public hosts (address-policy.ts). */
+  readonly allowPrivate?: boolean;
   /** `--call-tool`: a tool to call after `tools/list`, so the token also carries the scopes it needs. */
   readonly callTool?: { readonly name: string; readonly arguments: Record<string, unknown> };
   /** Every request (discovery, registration, token, MCP) without response headers after this long is aborted. */
@@ -136,7 +139,7 @@ class Authorizer {
     const server = usableAuthorizationServer(discovery);
     if (server === undefined) {
       const problems = discovery.authorizationServers.flatMap((found) =>
-        authorizationServerChecks(found, discovery.legacy).filter((check) => check.status === 'fail'),
+        authorizationServerChecks(found, discovery).filter((check) => check.status === 'fail'),
       );
       throw new LoginError(`no authorization server a client may use: ${problems.map((check) => check.message).join('; ') || 'none listed'}`);
     }
@@ -218,7 +221,7 @@ function failure(operation: string, error: unknown): LoginError {
  */
 export async function login(options: LoginOptions): Promise<StoredToken> {
   const { log, url } = options;
-  const http = recordingFetch({ timeoutMs: options.timeoutMs, fetch: options.fetch });
+  const http = recordingFetch({ timeoutMs: options.timeoutMs, addresses: addressPolicy(url, options.allowPrivate ?? false), fetch: options.fetch });
   const session = new McpSession(url, http.fetch);
   const redirect = await startRedirectListener();
   const authorizer = new Authorizer(options, http, redirect);
@@ -258,5 +261,6 @@ export async function login(options: LoginOptions): Promise<StoredToken> {
     await session.close();
     await authorizer.close();
     await redirect.close();
+    await http.close();
   }
 }

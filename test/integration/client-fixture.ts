@@ -42,7 +42,11 @@ export type Plant =
   /** Every POST with a token, `initialize` included: 403 insufficient_scope for `mcp:admin`. */
   | 'insufficient-scope-initialize'
   /** The token endpoint issues an access token with a line break in it (not RFC 6750 b64token syntax). */
-  | 'line-break-token';
+  | 'line-break-token'
+  /** Every MCP request with a valid token: 307 to `/moved/mcp` (which would answer 200). */
+  | 'token-redirect'
+  /** Every MCP request: 308 to `/moved/mcp`. */
+  | 'moved-endpoint';
 
 export interface FixtureOptions {
   readonly plant?: Plant;
@@ -230,9 +234,22 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
     const url = new URL(request.url ?? '/', origin);
     requests.push(`${request.method ?? 'GET'} ${url.pathname}`);
     void (async () => {
+      if (url.pathname === '/moved/mcp') {
+        json(response, 200, { jsonrpc: '2.0', id: 1, result: {} });
+        return;
+      }
       if (url.pathname === '/mcp') {
+        const moved = () => response.writeHead(plant === 'moved-endpoint' ? 308 : 307, { location: `${origin}/moved/mcp?from=fixture` }).end();
+        if (plant === 'moved-endpoint') {
+          moved();
+          return;
+        }
         if (!(await accepted(request.headers.authorization))) {
           json(response, 401, { error: 'unauthorized' }, { 'www-authenticate': challenge() });
+          return;
+        }
+        if (plant === 'token-redirect') {
+          moved();
           return;
         }
         const body = await readJson(request);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { addressPolicy } from '../../../src/client/address-policy.js';
 import { discover } from '../../../src/client/discovery.js';
 import { authorizationServerChecks } from '../../../src/client/discovery-checks.js';
 import { recordingFetch } from '../../../src/client/recording-fetch.js';
@@ -28,6 +29,7 @@ function deployment(issuer: string, metadataUrl: string) {
   const requested: string[] = [];
   const http = recordingFetch({
     timeoutMs: 10_000,
+    addresses: addressPolicy(mcpUrl, false),
     fetch: (url) => {
       requested.push(String(url));
       const document = documents.get(String(url));
@@ -67,6 +69,6 @@ describe('authorization server metadata discovery, in the order of the MCP autho
     expect(requested).toEqual([prmUrl, ...order]);
     const [found] = discovery.authorizationServers;
     expect(found).toMatchObject({ server: issuer, metadataUrl, tried: order.slice(0, -1).map((url) => ({ url, outcome: 'HTTP 404' })) });
-    expect(found && authorizationServerChecks(found, false)[0]).toMatchObject({ status: 'pass', message: `${issuer}: OpenID Connect discovery at ${metadataUrl}` });
+    expect(found && authorizationServerChecks(found, discovery)[0]).toMatchObject({ status: 'pass', message: `${issuer}: OpenID Connect discovery at ${metadataUrl}` });
   });
 });
