@@ -53,13 +53,17 @@ export function jwksUriOf(metadata: AuthorizationServerMetadata | undefined): st
 
 const PRM_WELL_KNOWN = '/.well-known/oauth-protected-resource';
 
-/** RFC 9728 §3.1 and the MCP client's order: the challenge's `resource_metadata`, then path shape A, then root B. */
+/**
+ * RFC 9728 §3.1 and the MCP client's order: the challenge's `resource_metadata` as given, then path shape A, then
+ * root B. The well-known suffix goes between the host and the path, and the query stays (RFC 9728 §3.1: "path and
+ * query components"): a server that serves one resource per query (`/mcp?tenant=a`) has one document per query.
+ */
 function resourceMetadataCandidates(url: URL, headerUrl: string | undefined): [string, ResourceMetadataSource][] {
   const path = url.pathname.replace(/\/$/, '');
   const candidates: [string, ResourceMetadataSource][] = [];
   if (headerUrl !== undefined) candidates.push([headerUrl, 'header']);
-  if (path !== '') candidates.push([new URL(`${PRM_WELL_KNOWN}${path}`, url).href, 'path']);
-  candidates.push([new URL(PRM_WELL_KNOWN, url).href, 'root']);
+  if (path !== '') candidates.push([new URL(`${PRM_WELL_KNOWN}${path}${url.search}`, url).href, 'path']);
+  candidates.push([new URL(`${PRM_WELL_KNOWN}${path === '' ? url.search : ''}`, url).href, 'root']);
   return candidates.filter(([candidate], index) => candidates.findIndex(([other]) => other === candidate) === index);
 }
 
