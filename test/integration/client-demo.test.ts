@@ -5,6 +5,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoStackOnFreePorts, type DemoStack } from '../../examples/demo/stack.js';
 import type { Check, CheckStatus } from '../../src/client/check.js';
+import { loginClientMetadata } from '../../src/client/client-identity.js';
 import { runProbeCommand } from '../../src/client/probe-command.js';
 import { CONFIG_DIR_VARIABLE, readTokenStore, type StoredToken } from '../../src/client/token-store.js';
 import { captureLogs } from '../helpers/capture-logs.js';
@@ -72,6 +73,17 @@ describe('probe and login against the demo (dev authorization server, calculator
     const token = await storedToken(resource);
     expect(token).toMatchObject({ resource, authorizationServer: stack.authServer.issuer, tokenType: 'Bearer', scope: 'mcp:tools calc:write' });
     expect(decodeJwt(token.accessToken)).toMatchObject({ aud: resource, iss: stack.authServer.issuer, scope: 'mcp:tools calc:write' });
+  });
+
+  it("login's registration (application_type native, a loopback redirect URI) is accepted by an OpenID provider", async () => {
+    const response = await fetch(`${stack.authServer.issuer}/reg`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(loginClientMetadata('http://127.0.0.1:45678/callback')),
+    });
+    expect(response.status).toBe(201);
+    // The development server then treats every client as `web`, so loopback redirect URIs match exactly.
+    expect(await response.json()).toMatchObject({ redirect_uris: ['http://127.0.0.1:45678/callback'] });
   });
 
   it('the token store is readable by the user only: file 0600, directory 0700', async () => {
