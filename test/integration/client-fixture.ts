@@ -46,7 +46,11 @@ export type Plant =
   /** Every MCP request with a valid token: 307 to `/moved/mcp` (which would answer 200). */
   | 'token-redirect'
   /** Every MCP request: 308 to `/moved/mcp`. */
-  | 'moved-endpoint';
+  | 'moved-endpoint'
+  /** The authorization response's `iss` is the issuer with a trailing slash (RFC 9207: a different issuer). */
+  | 'iss-trailing-slash'
+  /** The authorization response has no `iss`, although the metadata advertises it. */
+  | 'iss-missing';
 
 export interface FixtureOptions {
   readonly plant?: Plant;
@@ -167,6 +171,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
       response_types_supported: ['code'],
       grant_types_supported: ['authorization_code'],
       token_endpoint_auth_methods_supported: ['none', 'client_secret_post'],
+      authorization_response_iss_parameter_supported: true,
       ...pkce,
     };
   };
@@ -212,6 +217,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
         redirect.searchParams.set('code', code);
       }
       redirect.searchParams.set('state', state);
+      if (plant !== 'iss-missing') redirect.searchParams.set('iss', plant === 'iss-trailing-slash' ? `${urls().issuer}/` : urls().issuer);
       response.writeHead(302, { location: redirect.href }).end();
     },
     'POST /as/token': async (request, response) => {

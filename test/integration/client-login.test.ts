@@ -47,6 +47,19 @@ describe('login: the authorization response', () => {
     expect(await stored()).toEqual([deployment.resource]);
   });
 
+  it.each<[string, Plant, string]>([
+    ['an iss that is the issuer with a trailing slash', 'iss-trailing-slash', 'unexpected "iss" (issuer) response parameter value'],
+    ['no iss although the metadata advertises authorization_response_iss_parameter_supported', 'iss-missing', 'response parameter "iss" (issuer) missing'],
+  ])('RFC 9207: %s: the code is never exchanged, exit 1, nothing stored', async (_name, plant, message) => {
+    const deployment = await fixture(plant);
+    const { code, stderr } = await runLogin([deployment.url.href], env);
+    expect(stderr).toContain(`login failed: the authorization response was refused: ${message}`);
+    expect(code).toBe(1);
+    expect(deployment.requests).toContain('GET /as/authorize');
+    expect(deployment.requests).not.toContain('POST /as/token');
+    expect(await stored()).toEqual([]);
+  });
+
   it('an error response names its error code: exit 1', async () => {
     const deployment = await fixture('access-denied');
     const { code, stderr } = await runLogin([deployment.url.href], env);
