@@ -1,9 +1,13 @@
+import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Check } from '../../src/client/check.js';
-import { login, LoginError } from '../../src/client/login.js';
+import { login } from '../../src/client/login.js';
+import { LoginError } from '../../src/client/login-error.js';
 import { probe } from '../../src/client/probe.js';
 import { Redactor } from '../../src/client/redaction.js';
 
@@ -139,6 +143,7 @@ describe('login: no request and no browser goes to a non-public address a public
       presentAuthorizationUrl: (url) => Promise.resolve(void presented.push(url)),
       log: () => undefined,
       redactor: new Redactor(),
+      tokenStorePath: join(await mkdtemp(join(tmpdir(), 'mcp-login-addresses-')), 'tokens.json'),
       fetch: hostile.fetch,
     }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(LoginError);

@@ -50,7 +50,14 @@ export type Plant =
   /** The authorization response's `iss` is the issuer with a trailing slash (RFC 9207: a different issuer). */
   | 'iss-trailing-slash'
   /** The authorization response has no `iss`, although the metadata advertises it. */
-  | 'iss-missing';
+  | 'iss-missing'
+  /**
+   * After the first MCP request answered with a token, the resource moves to a second authorization server at
+   * `/as2`: the metadata names it, and tokens from `/as` are refused (401).
+   */
+  | 'as-migration'
+  /** A refresh issues a new access token but no new refresh token (the old one stays valid). */
+  | 'refresh-without-rotation';
 
 export interface FixtureOptions {
   readonly plant?: Plant;
@@ -79,6 +86,10 @@ export interface Fixture {
   readonly issuer: string;
   /** Paths requested, in order (`GET /as/authorize`, …), to tell what a client did. */
   readonly requests: readonly string[];
+  /** Every bearer token sent to the MCP endpoint, in order. */
+  readonly presented: readonly string[];
+  /** Refresh tokens the token endpoint still accepts (rotation drops a used one). */
+  readonly liveRefreshTokens: ReadonlySet<string>;
   /** A JWT access token as the fixture's authorization server would issue it, with `claims` changed. */
   token(claims?: TokenClaims): Promise<string>;
   close(): Promise<void>;
@@ -111,12 +122,17 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
   const strangerKey = await generateKeyPair('ES256');
   const jwk: JWK = { ...(await exportJWK(serverKey.publicKey)), kid: 'fixture', alg: 'ES256', use: 'sig' };
   const requests: string[] = [];
-  /** code → PKCE challenge and scope, one use each. */
-  const codes = new Map<string, { challenge: string; scope?: string }>();
+  const presented: string[] = [];
+  /** code → PKCE challenge, scope and client, one use each. */
+  const codes = new Map<string, { challenge: string; scope?: string; clientId?: string }>();
+  /** refresh token → scope, the server that issued it and its client. */
+  const refreshTokens = new Map<string, { scope?: string; issuer: string; clientId?: string }>();
   const opaqueTokens = new Set<string>();
   let refusals = 0;
+  let migrated = false;
   let origin = '';
-  const urls = () => ({ resource: `${origin}/mcp`, issuer: `${origin}/as` });
+  const currentIssuer = () => `${origin}${migrated ? '/as2' : '/as'}`;
+  const urls = () => ({ resource: `${origin}/mcp`, issuer: currentIssuer() });
 
   const sign = (claims: TokenClaims = {}, scope?: string): Promise<string> => {
     const now = Math.floor(Date.now() / 1000);
@@ -134,6 +150,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
   const accepted = async (authorization: string | undefined): Promise<boolean> => {
     const token = authorization?.startsWith('Bearer ') === true ? authorization.slice('Bearer '.length) : undefined;
     if (token === undefined) return false;
+    presented.push(token);
     if (opaqueTokens.has(token)) return true;
     try {
       await jwtVerify(token, serverKey.publicKey, { issuer: urls().issuer, audience: urls().resource, algorithms: ['ES256'] });
@@ -159,8 +176,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
     bearer_methods_supported: ['header'],
   });
 
-  const authorizationServerMetadata = () => {
-    const { issuer } = urls();
+  const authorizationServerMetadata = (issuer: string) => {
     const pkce = plant === 'no-s256' ? { code_challenge_methods_supported: ['plain'] } : plant === 'no-pkce-field' ? {} : { code_challenge_methods_supported: ['S256'] };
     return {
       issuer: plant === 'as-issuer-mismatch' ? 'https://idp.example.com/realms/mcp' : issuer,
@@ -169,7 +185,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
       registration_endpoint: `${issuer}/register`,
       jwks_uri: `${issuer}/jwks`,
       response_types_supported: ['code'],
-      grant_types_supported: ['authorization_code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
       token_endpoint_auth_methods_supported: ['none', 'client_secret_post'],
       authorization_response_iss_parameter_supported: true,
       ...pkce,
@@ -187,54 +203,94 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
       if (plant === 'root-only-discovery') json(response, 200, protectedResourceMetadata());
       else json(response, 404, { error: 'not_found' });
     },
-    'GET /.well-known/oauth-authorization-server/as': (_request, response) => json(response, 200, authorizationServerMetadata()),
-    'GET /as/jwks': (_request, response) => json(response, 200, { keys: [jwk] }),
-    'POST /as/register': async (request, response) => {
-      const body = (await readJson(request)) as { redirect_uris?: string[]; client_name?: string };
-      const clientSecret = options.issue === 'canary' ? secret('client-secret') : undefined;
-      json(response, 201, {
-        client_id: `client-${randomBytes(6).toString('hex')}`,
-        ...(clientSecret === undefined ? { token_endpoint_auth_method: 'none' } : { client_secret: clientSecret, token_endpoint_auth_method: 'client_secret_post' }),
-        redirect_uris: body.redirect_uris ?? [],
-        client_name: body.client_name,
-      });
-    },
-    'GET /as/authorize': async (_request, response, url) => {
-      const redirect = new URL(url.searchParams.get('redirect_uri') ?? '');
-      const state = url.searchParams.get('state') ?? '';
-      if (plant === 'wrong-state') {
-        const forged = new URL(redirect);
-        forged.search = new URLSearchParams({ code: secret('forged-code'), state: `${state}x` }).toString();
-        const answer = await fetch(forged);
-        await answer.body?.cancel();
-        requests.push(`forged response: ${answer.status}`);
-      }
-      if (plant === 'access-denied') {
-        redirect.searchParams.set('error', 'access_denied');
-      } else {
-        const code = secret('code');
-        codes.set(code, { challenge: url.searchParams.get('code_challenge') ?? '', scope: url.searchParams.get('scope') ?? undefined });
-        redirect.searchParams.set('code', code);
-      }
-      redirect.searchParams.set('state', state);
-      if (plant !== 'iss-missing') redirect.searchParams.set('iss', plant === 'iss-trailing-slash' ? `${urls().issuer}/` : urls().issuer);
-      response.writeHead(302, { location: redirect.href }).end();
-    },
-    'POST /as/token': async (request, response) => {
-      const body = (await readJson(request)) as Record<string, string | undefined>;
-      const grant = codes.get(body.code ?? '');
-      codes.delete(body.code ?? '');
-      const verified = grant !== undefined && createHash('sha256').update(body.code_verifier ?? '').digest('base64url') === grant.challenge;
-      if (!verified || body.resource !== protectedResourceMetadata().resource) {
-        json(response, 400, { error: 'invalid_grant' });
-        return;
-      }
-      const issued = options.issue === 'canary' ? secret('access-token') : await sign({}, grant.scope);
+  };
+
+  /** The handlers of the authorization server at `prefix` (`/as`, and `/as2` where the resource moves to). */
+  const authorizationServerHandlers = (prefix: string): typeof handlers => {
+    const issuer = () => `${origin}${prefix}`;
+    /** A client id registered at another of the fixture's servers, presented here, is recorded. */
+    const checkClient = (clientId: string | undefined) => {
+      if (clientId?.startsWith('client-') === true && !clientId.startsWith(`client${prefix.replace('/', '-')}-`)) requests.push(`foreign client at ${prefix}`);
+    };
+    const issue = async (response: ServerResponse, scope: string | undefined, clientId: string | undefined, rotated?: string) => {
+      const issued = options.issue === 'canary' ? secret('access-token') : await sign({ iss: issuer() }, scope);
       const accessToken = plant === 'line-break-token' ? `${issued}\n${CANARY}-second-line\n` : issued;
       if (options.issue === 'canary') opaqueTokens.add(accessToken);
-      json(response, 200, { access_token: accessToken, token_type: 'Bearer', expires_in: 300, scope: grant.scope ?? 'mcp:tools' });
-    },
+      const refreshToken = rotated === undefined ? secret('refresh-token') : plant === 'refresh-without-rotation' ? undefined : secret('refresh-token');
+      if (rotated !== undefined && refreshToken !== undefined) refreshTokens.delete(rotated);
+      if (refreshToken !== undefined) refreshTokens.set(refreshToken, { scope, issuer: issuer(), clientId });
+      json(response, 200, {
+        access_token: accessToken,
+        token_type: 'Bearer',
+        expires_in: 300,
+        scope: scope ?? 'mcp:tools',
+        ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
+      });
+    };
+    return {
+      [`GET /.well-known/oauth-authorization-server${prefix}`]: (_request, response) => json(response, 200, authorizationServerMetadata(issuer())),
+      [`GET ${prefix}/jwks`]: (_request, response) => json(response, 200, { keys: [jwk] }),
+      [`POST ${prefix}/register`]: async (request, response) => {
+        const body = (await readJson(request)) as { redirect_uris?: string[]; client_name?: string };
+        const clientSecret = options.issue === 'canary' ? secret('client-secret') : undefined;
+        json(response, 201, {
+          client_id: `client${prefix.replace('/', '-')}-${randomBytes(6).toString('hex')}`,
+          ...(clientSecret === undefined ? { token_endpoint_auth_method: 'none' } : { client_secret: clientSecret, token_endpoint_auth_method: 'client_secret_post' }),
+          redirect_uris: body.redirect_uris ?? [],
+          client_name: body.client_name,
+        });
+      },
+      [`GET ${prefix}/authorize`]: async (_request, response, url) => {
+        const redirect = new URL(url.searchParams.get('redirect_uri') ?? '');
+        const state = url.searchParams.get('state') ?? '';
+        const clientId = url.searchParams.get('client_id') ?? undefined;
+        checkClient(clientId);
+        if (plant === 'wrong-state') {
+          const forged = new URL(redirect);
+          forged.search = new URLSearchParams({ code: secret('forged-code'), state: `${state}x` }).toString();
+          const answer = await fetch(forged);
+          await answer.body?.cancel();
+          requests.push(`forged response: ${answer.status}`);
+        }
+        if (plant === 'access-denied') {
+          redirect.searchParams.set('error', 'access_denied');
+        } else {
+          const code = secret('code');
+          codes.set(code, { challenge: url.searchParams.get('code_challenge') ?? '', scope: url.searchParams.get('scope') ?? undefined, clientId });
+          redirect.searchParams.set('code', code);
+        }
+        redirect.searchParams.set('state', state);
+        if (plant !== 'iss-missing') redirect.searchParams.set('iss', plant === 'iss-trailing-slash' ? `${issuer()}/` : issuer());
+        response.writeHead(302, { location: redirect.href }).end();
+      },
+      [`POST ${prefix}/token`]: async (request, response) => {
+        const body = (await readJson(request)) as Record<string, string | undefined>;
+        checkClient(body.client_id);
+        if (body.resource !== protectedResourceMetadata().resource) {
+          json(response, 400, { error: 'invalid_target' });
+          return;
+        }
+        if (body.grant_type === 'refresh_token') {
+          const refresh = refreshTokens.get(body.refresh_token ?? '');
+          if (refresh === undefined || refresh.issuer !== issuer() || refresh.clientId !== body.client_id) {
+            json(response, 400, { error: 'invalid_grant' });
+            return;
+          }
+          await issue(response, refresh.scope, refresh.clientId, body.refresh_token);
+          return;
+        }
+        const grant = codes.get(body.code ?? '');
+        codes.delete(body.code ?? '');
+        const verified = grant !== undefined && createHash('sha256').update(body.code_verifier ?? '').digest('base64url') === grant.challenge;
+        if (!verified) {
+          json(response, 400, { error: 'invalid_grant' });
+          return;
+        }
+        await issue(response, grant.scope, grant.clientId);
+      },
+    };
   };
+  Object.assign(handlers, authorizationServerHandlers('/as'), authorizationServerHandlers('/as2'));
 
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', origin);
@@ -260,6 +316,8 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
         }
         const body = await readJson(request);
         const method = (body as { method?: string } | undefined)?.method;
+        // This request is still served with the first server's token; every later one needs the second server's.
+        if (plant === 'as-migration' && method === 'tools/list') migrated = true;
         if (plant === 'insufficient-scope-initialize' || ((plant === 'insufficient-scope' || plant === 'escalating-scope') && method === 'tools/list')) {
           refusals += 1;
           const scope = plant === 'escalating-scope' ? `mcp:level${refusals}` : 'mcp:admin';
@@ -293,6 +351,10 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
     resource: urls().resource,
     issuer: urls().issuer,
     requests,
+    presented,
+    get liveRefreshTokens() {
+      return new Set(refreshTokens.keys());
+    },
     token: (claims) => sign(claims),
     close: () =>
       new Promise<void>((resolve) => {
