@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import { addressPolicy } from './address-policy.js';
 import { Authorizer } from './authorizer.js';
 import { LoginError } from './login-error.js';
@@ -6,6 +7,7 @@ import { startRedirectListener } from './loopback-redirect.js';
 import { McpSession } from './mcp-session.js';
 import { recordingFetch } from './recording-fetch.js';
 import type { Redactor } from './redaction.js';
+import { printable } from './report.js';
 import type { StoredToken } from './token-store.js';
 
 export interface LoginOptions {
@@ -33,8 +35,26 @@ export interface LoginOptions {
   readonly now?: () => number;
 }
 
-function failure(operation: string, error: unknown): LoginError {
-  return error instanceof LoginError ? error : new LoginError(`${operation} failed: ${error instanceof Error ? error.message : String(error)}`);
+/** The links of a URL elicitation the server answered with (2025-11-25 error -32042, 2026-07-28 input_required). */
+function consentLinks(error: unknown): { readonly url: string; readonly message: string }[] {
+  if (!(error instanceof UrlElicitationRequiredError)) return [];
+  // The link in its parsed form (no line breaks or spaces), the message without control characters: both come from
+  // the server and go to the terminal.
+  return error.elicitations.filter((elicitation) => URL.canParse(elicitation.url)).map(({ url, message }) => ({ url: new URL(url).href, message: printable(message) }));
+}
+
+function failure(operation: string, error: unknown, log: (line: string) => void): LoginError {
+  if (error instanceof LoginError) return error;
+  const links = consentLinks(error);
+  if (links.length > 0) {
+    // Printed, never opened: the user decides whether to follow a link a server sent (URL elicitation).
+    for (const { url, message } of links) {
+      log(`${operation}: the server needs you to grant access first${message === '' ? '' : `: ${message}`}`);
+      log(`Open this link in your browser, then run login again: ${url}`);
+    }
+    return new LoginError(`${operation}: access not granted yet (URL elicitation): open the link above, then run login again`);
+  }
+  return new LoginError(`${operation} failed: ${error instanceof Error ? error.message : String(error)}`);
 }
 
 /**
@@ -56,7 +76,7 @@ export async function login(options: LoginOptions): Promise<StoredToken> {
         return await call();
       } catch (error) {
         const refused = session.takeRefusal();
-        if (refused === undefined) throw failure(operation, error);
+        if (refused === undefined) throw failure(operation, error, log);
         await authorizer.handle(operation, refused);
         session.token = authorizer.accessToken;
       }
@@ -70,12 +90,14 @@ export async function login(options: LoginOptions): Promise<StoredToken> {
       if (!session.answered) throw new LoginError(`cannot reach ${url.href}: ${error instanceof Error ? error.message : String(error)}`, 2);
       throw error;
     }
-    log(`initialize: ${session.client.getServerVersion()?.name ?? 'server'} answered`);
-    const { tools } = await run('tools/list', () => session.client.listTools());
+    const { protocol, serverName } = session.describe();
+    log(`initialize: ${serverName ?? 'server'} answered (MCP ${protocol})`);
+    const dropped = (name: string, reason: string) => log(`tools/list: tool ${name} left out: ${reason}`);
+    const tools = await run('tools/list', () => session.listTools(dropped));
     log(`tools/list: ${tools.length} tool(s)`);
     const tool = options.callTool;
     if (tool !== undefined) {
-      const result = await run(`tools/call ${tool.name}`, () => session.client.callTool({ name: tool.name, arguments: tool.arguments }));
+      const result = await run(`tools/call ${tool.name}`, () => session.callTool(tool.name, tool.arguments));
       log(`tools/call ${tool.name}: ${result.isError === true ? 'the tool reported an error' : 'ok'}`);
     }
     const token = authorizer.stored();

@@ -112,6 +112,16 @@ describe('probe and login against the demo (dev authorization server, calculator
     expect(await replay.json()).toMatchObject({ error: 'invalid_grant' });
   });
 
+  it("login on the user_oauth route before the user connected the vendor: the gateway's consent link is printed, exit 1", async () => {
+    const resource = `${stack.gatewayUrl}/notes/mcp`;
+    const { code, stderr } = await runLogin([resource], { [CONFIG_DIR_VARIABLE]: await mkdtemp(join(tmpdir(), 'mcp-login-notes-')) });
+    const link = /^Open this link in your browser, then run login again: (\S+)$/m.exec(stderr)?.[1];
+    expect(link).toBeDefined();
+    expect(new URL(link ?? '').origin).toBe(new URL(stack.gatewayUrl).origin);
+    expect(stderr).toContain('initialize: the server needs you to grant access first');
+    expect(code).toBe(1);
+  });
+
   it('the token store is readable by the user only: file 0600, directory 0700', async () => {
     expect((await stat(join(configDir, 'tokens.json'))).mode & 0o777).toBe(0o600);
     expect((await stat(configDir)).mode & 0o777).toBe(0o700);

@@ -5,6 +5,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterEach } from 'vitest';
 import { createCalculatorServer } from '../../examples/calculator/server.js';
+import { inspectJsonRpcBody } from '../../src/policy/jsonrpc.js';
+import { decodeMcpHeaderValue, mirroredHeadersProblem } from '../../src/policy/mcp-headers.js';
 
 /**
  * One deployment misconfiguration the fixture plants (or `clean`: none). Each is a mistake seen in the field
@@ -57,7 +59,12 @@ export type Plant =
    */
   | 'as-migration'
   /** A refresh issues a new access token but no new refresh token (the old one stays valid). */
-  | 'refresh-without-rotation';
+  | 'refresh-without-rotation'
+  /**
+   * A grant is missing: on 2025-11-25 `initialize` is answered with the JSON-RPC error -32042, on 2026-07-28
+   * `tools/call` with an `input_required` result; both carry a URL elicitation of `CONSENT_URL`.
+   */
+  | 'url-elicitation';
 
 export interface FixtureOptions {
   readonly plant?: Plant;
@@ -66,7 +73,24 @@ export interface FixtureOptions {
    * contain CANARY, to search output for.
    */
   readonly issue?: 'jwt' | 'canary';
+  /**
+   * The MCP endpoint's protocol: `legacy` (default) the SDK calculator on 2025-11-25, `modern` a 2026-07-28 server
+   * (no initialize; every request's mirrored headers checked as the gateway checks them, its `Mcp-Param-*` against the
+   * tool's `x-mcp-header` annotations). `requests` then also records `<method> headers ok`.
+   */
+  readonly wire?: 'legacy' | 'modern';
 }
+
+/** The link both URL elicitations carry. */
+export const CONSENT_URL = 'https://consent.example.com/grant?request=r1';
+const CONSENT_MESSAGE = 'Connect your example account';
+
+/** The tools of the 2026-07-28 endpoint: one with a header-mirrored argument, one whose annotation is invalid. */
+const MODERN_TOOLS = [
+  { name: 'add', inputSchema: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } },
+  { name: 'regional', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, query: { type: 'string' } } } },
+  { name: 'broken', inputSchema: { type: 'object', properties: { list: { type: 'array', items: { type: 'string', 'x-mcp-header': 'Item' } } } } },
+];
 
 export interface TokenClaims {
   readonly aud?: string;
@@ -292,6 +316,58 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
   };
   Object.assign(handlers, authorizationServerHandlers('/as'), authorizationServerHandlers('/as2'));
 
+  /** One 2026-07-28 request: the checks a modern server (and the gateway) makes, then its answer. */
+  const modernAnswer = (request: IncomingMessage, response: ServerResponse, body: unknown) => {
+    const message = body as { id?: number; method?: string; params?: { name?: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> } };
+    const error = (status: number, code: number, text: string, data?: unknown) =>
+      json(response, status, { jsonrpc: '2.0', id: message.id ?? null, error: { code, message: text, ...(data === undefined ? {} : { data }) } });
+    if (message.method === 'initialize') {
+      error(400, -32022, 'Unsupported protocol version', { supported: ['2026-07-28'], requested: 'initialize' });
+      return;
+    }
+    const inspected = inspectJsonRpcBody(JSON.stringify(body), 'application/json');
+    const problem = inspected.kind === 'message' ? mirroredHeadersProblem(request.headers, inspected.message) : 'not a message';
+    if (problem !== undefined || request.headers['mcp-protocol-version'] !== '2026-07-28' || message.params?._meta?.['io.modelcontextprotocol/protocolVersion'] !== '2026-07-28') {
+      error(400, -32020, `header mismatch: ${problem ?? 'protocol version'}`);
+      return;
+    }
+    const tool = MODERN_TOOLS.find((candidate) => candidate.name === message.params?.name);
+    if (message.method === 'tools/call' && tool?.name === 'regional') {
+      const region = message.params?.arguments?.region;
+      if (typeof region === 'string' && decodeMcpHeaderValue(String(request.headers['mcp-param-region'] ?? '')) !== region) {
+        error(400, -32020, 'header mismatch: Mcp-Param-Region');
+        return;
+      }
+    }
+    requests.push(`${message.method ?? ''} headers ok`);
+    const result = (fields: Record<string, unknown>) => json(response, 200, { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete', ...fields } });
+    switch (message.method) {
+      case 'server/discover':
+        result({ supportedVersions: ['2026-07-28'], capabilities: { tools: {} }, _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'modern fixture', version: '1' } }, ttlMs: 0, cacheScope: 'private' });
+        return;
+      case 'tools/list':
+        result({ tools: MODERN_TOOLS, ttlMs: 0, cacheScope: 'private' });
+        return;
+      case 'tools/call':
+        if (plant === 'url-elicitation') {
+          const inputRequests = { e1: { method: 'elicitation/create', params: { mode: 'url', url: CONSENT_URL, message: CONSENT_MESSAGE } } };
+          json(response, 200, { jsonrpc: '2.0', id: message.id, result: { resultType: 'input_required', inputRequests } });
+          return;
+        }
+        if (tool === undefined) {
+          error(400, -32602, 'unknown tool');
+          return;
+        }
+        // An SSE answer, as servers may give: a progress notification, then the result.
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        response.write(`data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } })}\n\n`);
+        response.end(`data: ${JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { resultType: 'complete', content: [{ type: 'text', text: `${tool.name} ok` }] } })}\n\n`);
+        return;
+      default:
+        error(404, -32601, 'Method not found');
+    }
+  };
+
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', origin);
     requests.push(`${request.method ?? 'GET'} ${url.pathname}`);
@@ -327,6 +403,15 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
         }
         if (request.method !== 'POST') {
           json(response, 405, { error: 'method not allowed' }, { allow: 'POST' });
+          return;
+        }
+        if (options.wire === 'modern') {
+          modernAnswer(request, response, body);
+          return;
+        }
+        if (plant === 'url-elicitation' && method === 'initialize') {
+          const data = { elicitations: [{ mode: 'url', elicitationId: 'e1', url: CONSENT_URL, message: CONSENT_MESSAGE }] };
+          json(response, 200, { jsonrpc: '2.0', id: (body as { id?: unknown }).id, error: { code: -32042, message: 'URL elicitation required', data } });
           return;
         }
         const mcp = createCalculatorServer();
@@ -365,13 +450,13 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
 }
 
 /** `fixture(plant)` for one test file: every fixture it starts is closed after its test (closing twice is fine). */
-export function fixturePerTest(): (plant?: Plant) => Promise<Fixture> {
+export function fixturePerTest(): (plant?: Plant, options?: Omit<FixtureOptions, 'plant'>) => Promise<Fixture> {
   const started: Fixture[] = [];
   afterEach(async () => {
     await Promise.all(started.splice(0).map((fixture) => fixture.close()));
   });
-  return async (plant = 'clean') => {
-    const fixture = await startClientFixture({ plant });
+  return async (plant = 'clean', options = {}) => {
+    const fixture = await startClientFixture({ ...options, plant });
     started.push(fixture);
     return fixture;
   };
