@@ -31,7 +31,7 @@ export interface DiscoverResult {
 }
 
 /** Which era a server speaks, from its answer to a modern request (versioning, "Backward Compatibility"). */
-export type Era = { readonly era: 'modern'; readonly discovered: DiscoverResult } | { readonly era: 'legacy'; readonly supported?: readonly string[] };
+export type Era = { readonly era: 'modern'; readonly discovered: DiscoverResult } | { readonly era: 'legacy' };
 
 interface JsonRpcAnswer {
   readonly id?: unknown;
@@ -153,14 +153,14 @@ export class ModernClient {
   }
 
   /**
-   * `server/discover`, which tells the era: a result naming 2026-07-28, or one of the errors only a modern server
-   * sends, is modern; any other answer (a 4xx without such an error, `initialize` required, method not found) is
-   * legacy, and `supported` lists the versions an UnsupportedProtocolVersion error named. A 401, or a 403 with a
-   * challenge, throws (the caller authorizes and asks again); so does a modern error about the request itself. A 403
-   * without a challenge is not about the token: a gateway that needs the user's consent first may refuse a
-   * `server/discover` so and give its link only to a 2025-11-25 `initialize`.
+   * `server/discover`, which tells the era: a result naming 2026-07-28 is modern; an UnsupportedProtocolVersion error
+   * naming 2026-07-28 is retried once, one naming only older versions is legacy, as is any other answer (a 4xx
+   * without a modern error, method not found). A 401, or a 403 with a challenge, throws (the caller authorizes and
+   * asks again); so does a modern error about the request itself. A 403 without a challenge is not about the token:
+   * a gateway that needs the user's consent first may refuse a `server/discover` so and give its link only to a
+   * 2025-11-25 `initialize`.
    */
-  async discover(): Promise<Era> {
+  async discover(retried = false): Promise<Era> {
     const { response, answer } = await this.#send('server/discover', {});
     if (response.status === 401 || (response.status === 403 && response.headers.has('www-authenticate'))) {
       throw new Error(`server/discover: HTTP ${response.status}`);
@@ -173,7 +173,11 @@ export class ModernClient {
     }
     if (error?.code === MODERN_ERRORS.unsupportedVersion) {
       const supported = isObject(error.data) && Array.isArray(error.data.supported) ? error.data.supported.filter((version) => typeof version === 'string') : [];
-      return { era: 'legacy', supported };
+      // A modern server naming the version this client speaks: retry once with it (versioning, "Protocol Version
+      // Negotiation"); naming only older ones: it serves those through initialize.
+      if (!supported.includes(MODERN_PROTOCOL_VERSION)) return { era: 'legacy' };
+      if (!retried) return this.discover(true);
+      throw McpError.fromError(error.code, error.message, error.data);
     }
     if (error?.code === MODERN_ERRORS.headerMismatch || error?.code === MODERN_ERRORS.missingCapability) {
       throw McpError.fromError(error.code, error.message, error.data);

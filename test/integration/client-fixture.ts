@@ -64,7 +64,11 @@ export type Plant =
    * A grant is missing: on 2025-11-25 `initialize` is answered with the JSON-RPC error -32042, on 2026-07-28
    * `tools/call` with an `input_required` result; both carry a URL elicitation of `CONSENT_URL`.
    */
-  | 'url-elicitation';
+  | 'url-elicitation'
+  /** The first `server/discover` is answered 400 UnsupportedProtocolVersion although it names 2026-07-28 as supported. */
+  | 'first-version-refused'
+  /** `server/discover` is answered 400 UnsupportedProtocolVersion naming only 2025-11-25 (a server of both eras). */
+  | 'only-2025-11-25';
 
 export interface FixtureOptions {
   readonly plant?: Plant;
@@ -154,6 +158,7 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
   const opaqueTokens = new Set<string>();
   let refusals = 0;
   let migrated = false;
+  let versionRefused = false;
   let origin = '';
   const currentIssuer = () => `${origin}${migrated ? '/as2' : '/as'}`;
   const urls = () => ({ resource: `${origin}/mcp`, issuer: currentIssuer() });
@@ -405,13 +410,20 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
           json(response, 405, { error: 'method not allowed' }, { allow: 'POST' });
           return;
         }
+        const id = (body as { id?: unknown }).id;
+        if (method === 'server/discover' && (plant === 'only-2025-11-25' || (plant === 'first-version-refused' && !versionRefused))) {
+          versionRefused = true;
+          const supported = plant === 'only-2025-11-25' ? ['2025-11-25'] : ['2026-07-28'];
+          json(response, 400, { jsonrpc: '2.0', id, error: { code: -32022, message: 'Unsupported protocol version', data: { supported, requested: '2026-07-28' } } });
+          return;
+        }
         if (options.wire === 'modern') {
           modernAnswer(request, response, body);
           return;
         }
         if (plant === 'url-elicitation' && method === 'initialize') {
           const data = { elicitations: [{ mode: 'url', elicitationId: 'e1', url: CONSENT_URL, message: CONSENT_MESSAGE }] };
-          json(response, 200, { jsonrpc: '2.0', id: (body as { id?: unknown }).id, error: { code: -32042, message: 'URL elicitation required', data } });
+          json(response, 200, { jsonrpc: '2.0', id, error: { code: -32042, message: 'URL elicitation required', data } });
           return;
         }
         const mcp = createCalculatorServer();

@@ -42,6 +42,21 @@ describe('login on a 2026-07-28 server', () => {
     expect(code).toBe(0);
   });
 
+  it('an UnsupportedProtocolVersion error naming 2026-07-28 is retried with it once, and the session stays on 2026-07-28', async () => {
+    const deployment = await fixture('first-version-refused', { wire: 'modern' });
+    const { code, stderr } = await runLogin([deployment.url.href], env);
+    expect(stderr).toContain('(MCP 2026-07-28)');
+    expect(code).toBe(0);
+    expect(deployment.requests.filter((request) => request.endsWith('headers ok'))).toEqual(['server/discover headers ok', 'tools/list headers ok']);
+  });
+
+  it('an UnsupportedProtocolVersion error naming only 2025-11-25: initialize on 2025-11-25', async () => {
+    const deployment = await fixture('only-2025-11-25');
+    const { code, stderr } = await runLogin([deployment.url.href], env);
+    expect(stderr).toContain('initialize: calculator answered (MCP 2025-11-25)');
+    expect(code).toBe(0);
+  });
+
   it('a 2025-11-25 server is spoken to as before: initialize after a server/discover it does not know', async () => {
     const deployment = await fixture('clean');
     const { code, stderr } = await runLogin([deployment.url.href], env);
