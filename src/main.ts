@@ -34,12 +34,14 @@ Usage:
                       [--client-metadata-url URL] [--call-tool NAME [--tool-arguments JSON]]
                       [--allow-private] [--print-token] [--no-browser] [--timeout 10s]
                                               Sign in to an MCP server as the spec's client does
-                                              (discovery, registration, PKCE S256, resource, state,
-                                              loopback redirect, step-up on 403) and keep the token,
-                                              readable by you only, in $XDG_CONFIG_HOME/mcp-auth-gateway/
-                                              (~/.config/mcp-auth-gateway/, or $MCP_AUTH_GATEWAY_CONFIG_DIR).
-                                              Opens $BROWSER, open or xdg-open; prints the URL always.
-                                              --print-token writes the access token to stdout.
+                                              (discovery, registration, PKCE S256, resource, state, iss,
+                                              loopback redirect, step-up on 403; MCP 2026-07-28 when the
+                                              server speaks it) and keep the tokens, readable by you only,
+                                              in $XDG_CONFIG_HOME/mcp-auth-gateway/
+                                              (~/.config/mcp-auth-gateway/, or $MCP_AUTH_GATEWAY_CONFIG_DIR):
+                                              the next run uses them, refreshed when expired. Opens $BROWSER,
+                                              open or xdg-open; prints the URL always. --print-token writes
+                                              the access token to stdout. --allow-private as for probe.
   mcp-auth-gateway grants list --config FILE [--route R] [--subject S]
   mcp-auth-gateway grants revoke --config FILE [--route R] [--subject S]
                                               Users' grants of user_oauth routes in FILE's Redis: list them
