@@ -21,23 +21,27 @@ Usage:
                                               sign-in, user_oauth clients) and serves user_oauth resources.
                                               Its signing key is kept in PATH (default: in the user cache
                                               directory, mode 0600), so a restart keeps issued tokens valid.
-  mcp-auth-gateway probe URL [--token T | --token-file F] [--client-id ID] [--json] [--timeout 10s]
+  mcp-auth-gateway probe URL [--token T | --token-file F] [--client-id ID] [--allow-private] [--json]
+                      [--timeout 10s]
                                               Diagnose any MCP server's authorization as a spec client
                                               sees it: 401 challenge, protected resource metadata,
                                               authorization server metadata, registration, scopes, and
                                               with a token its iss, aud, lifetime and signature. One line
                                               per check; exit 0 no failure, 1 a check failed, 2 usage
-                                              error or unreachable URL.
+                                              error or unreachable URL. --allow-private: let discovered
+                                              URLs name loopback, private or link-local addresses.
   mcp-auth-gateway login URL [--scope S] [--client-id ID [--client-secret-file F]]
                       [--client-metadata-url URL] [--call-tool NAME [--tool-arguments JSON]]
-                      [--print-token] [--no-browser] [--timeout 10s]
+                      [--allow-private] [--print-token] [--no-browser] [--timeout 10s]
                                               Sign in to an MCP server as the spec's client does
-                                              (discovery, registration, PKCE S256, resource, state,
-                                              loopback redirect, step-up on 403) and keep the token,
-                                              readable by you only, in $XDG_CONFIG_HOME/mcp-auth-gateway/
-                                              (~/.config/mcp-auth-gateway/, or $MCP_AUTH_GATEWAY_CONFIG_DIR).
-                                              Opens $BROWSER, open or xdg-open; prints the URL always.
-                                              --print-token writes the access token to stdout.
+                                              (discovery, registration, PKCE S256, resource, state, iss,
+                                              loopback redirect, step-up on 403; MCP 2026-07-28 when the
+                                              server speaks it) and keep the tokens, readable by you only,
+                                              in $XDG_CONFIG_HOME/mcp-auth-gateway/
+                                              (~/.config/mcp-auth-gateway/, or $MCP_AUTH_GATEWAY_CONFIG_DIR):
+                                              the next run uses them, refreshed when expired. Opens $BROWSER,
+                                              open or xdg-open; prints the URL always. --print-token writes
+                                              the access token to stdout. --allow-private as for probe.
   mcp-auth-gateway grants list --config FILE [--route R] [--subject S]
   mcp-auth-gateway grants revoke --config FILE [--route R] [--subject S]
                                               Users' grants of user_oauth routes in FILE's Redis: list them

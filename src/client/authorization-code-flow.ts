@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { exchangeAuthorization, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { checkAuthorizationResponse } from './authorization-response.js';
 import { bearerTokenProblem } from './bearer-token.js';
 import type { AuthorizationServerFound } from './discovery.js';
 import type { RedirectListener } from './loopback-redirect.js';
@@ -23,7 +24,8 @@ export interface AuthorizationCodeFlow {
 
 /**
  * One authorization code grant with PKCE S256 (the SDK builds the request and exchanges the code): a fresh
- * `state` that the response must carry, `resource` in both requests, the code taken from the loopback redirect.
+ * `state` that the response must carry, its `iss` checked (authorization-response.ts), `resource` in both
+ * requests, the code taken from the loopback redirect.
  * An access token that could not go in an `Authorization` header is refused here, before any request carries it.
  */
 export async function runAuthorizationCodeFlow(flow: AuthorizationCodeFlow, scope: string | undefined): Promise<OAuthTokens> {
@@ -39,7 +41,11 @@ export async function runAuthorizationCodeFlow(flow: AuthorizationCodeFlow, scop
   });
   flow.redactor.add(codeVerifier);
   const abandon = new AbortController();
-  const response = flow.redirect.expect(state, { timeoutMs: flow.authorizationTimeoutMs, signal: abandon.signal });
+  const response = flow.redirect.expect(state, {
+    timeoutMs: flow.authorizationTimeoutMs,
+    signal: abandon.signal,
+    check: (parameters) => checkAuthorizationResponse(flow.server, flow.client.client_id, state, parameters),
+  });
   try {
     await flow.presentAuthorizationUrl(authorizationUrl);
   } catch (error) {

@@ -27,6 +27,7 @@ export const SPEC = {
   asIssuer: 'RFC 8414 §3.3',
   pkce: 'MCP authorization: PKCE (code_challenge_methods_supported)',
   https: 'MCP authorization: communication security (OAuth 2.1 §1.5)',
+  addresses: 'MCP security best practices: server-side request forgery',
   registration: 'MCP authorization: client registration approaches',
   scopeSelection: 'MCP authorization: scope selection strategy',
   tokenFormat: 'RFC 9068 §2, RFC 7662',

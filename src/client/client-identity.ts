@@ -24,13 +24,21 @@ export interface ClientIdentity {
   close(): Promise<void>;
 }
 
-/** What `login` registers, or what its Client ID Metadata Document says: a public client on the code grant. */
-export function loginClientMetadata(redirectUri: string): OAuthClientMetadata {
+/**
+ * What `login` registers, or what its Client ID Metadata Document says: a public client on the code grant with
+ * refresh tokens, and a
+ * native application (OpenID Connect Dynamic Client Registration 1.0 §2 `application_type`, which MCP 2026-07-28
+ * requires in registrations): its redirect URI is on loopback, which an OpenID provider refuses for the default
+ * `web` type.
+ */
+export function loginClientMetadata(redirectUri: string): OAuthClientMetadata & { readonly application_type: 'native' } {
   return {
     client_name: 'mcp-auth-gateway login',
+    application_type: 'native',
     redirect_uris: [redirectUri],
-    // No refresh_token: a refresh cannot widen a grant, and step-up needs a new authorization.
-    grant_types: ['authorization_code'],
+    // A refresh token lets a later run go on without a sign-in; step-up still authorizes again (a refresh cannot
+    // widen a grant).
+    grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
     token_endpoint_auth_method: 'none',
   };

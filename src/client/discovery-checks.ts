@@ -1,3 +1,4 @@
+import type { AddressPolicy } from './address-policy.js';
 import type { Check } from './check.js';
 import { SPEC } from './check.js';
 import { jwksUriOf, type AuthorizationServerFound, type Discovery, type ResourceMetadataSource, type TriedUrl } from './discovery.js';
@@ -149,8 +150,8 @@ function pkceCheck(found: AuthorizationServerFound): Check {
       };
 }
 
-/** The server and every endpoint a client would call: https, or http on loopback only. */
-function httpsCheck(found: AuthorizationServerFound): Check {
+/** The server and every endpoint a client would call or send a browser to, each once. */
+function clientEndpoints(found: AuthorizationServerFound): string[] {
   const metadata = found.metadata;
   const urls = [
     found.server,
@@ -159,27 +160,40 @@ function httpsCheck(found: AuthorizationServerFound): Check {
     metadata?.registration_endpoint,
     jwksUriOf(metadata),
   ].filter((url): url is string => url !== undefined);
-  const insecure = [...new Set(urls.filter((url) => !isSecureOrLoopback(url)))];
+  return [...new Set(urls)];
+}
+
+/** https, or http on loopback only. */
+function httpsCheck(found: AuthorizationServerFound): Check {
+  const insecure = clientEndpoints(found).filter((url) => !isSecureOrLoopback(url));
   return insecure.length === 0
     ? { id: 'as-https', status: 'pass', message: `${found.server}: https or loopback throughout`, spec: SPEC.https }
     : { id: 'as-https', status: 'fail', message: `not https (and not loopback): ${insecure.join(', ')}`, spec: SPEC.https };
 }
 
 /**
+ * Endpoints the address policy refuses (address-policy.ts), named by the metadata: reported only when there are
+ * some. Requests to them would be refused anyway; this also keeps a browser from being sent there.
+ */
+function addressCheck(found: AuthorizationServerFound, addresses: AddressPolicy): Check[] {
+  const refusals = clientEndpoints(found).flatMap((url) => (URL.canParse(url) ? (addresses.refusal(url) ?? []) : []));
+  return refusals.length === 0 ? [] : [{ id: 'as-addresses', status: 'fail', message: [...new Set(refusals)].join('; '), spec: SPEC.addresses }];
+}
+
+/**
  * Step 3 for one authorization server: its metadata, `issuer` exactly as advertised, PKCE S256, and https. A
  * client uses the first server whose checks have no failure (`usableAuthorizationServer`).
  */
-export function authorizationServerChecks(found: AuthorizationServerFound, legacy: boolean): Check[] {
+export function authorizationServerChecks(found: AuthorizationServerFound, discovery: Pick<Discovery, 'legacy' | 'addresses'>): Check[] {
+  const { legacy } = discovery;
   const checks = [metadataCheck(found, legacy)];
   if (found.metadata !== undefined) checks.push(issuerCheck(found, found.metadata.issuer, legacy));
   if (found.metadata !== undefined || legacy) checks.push(pkceCheck(found));
-  checks.push(httpsCheck(found));
+  checks.push(httpsCheck(found), ...addressCheck(found, discovery.addresses));
   return checks;
 }
 
 /** The first authorization server, in the metadata's order, that a spec client may use. */
 export function usableAuthorizationServer(discovery: Discovery): AuthorizationServerFound | undefined {
-  return discovery.authorizationServers.find((found) =>
-    authorizationServerChecks(found, discovery.legacy).every((check) => check.status !== 'fail'),
-  );
+  return discovery.authorizationServers.find((found) => authorizationServerChecks(found, discovery).every((check) => check.status !== 'fail'));
 }

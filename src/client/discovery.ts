@@ -3,6 +3,7 @@ import {
   discoverOAuthProtectedResourceMetadata,
 } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { AuthorizationServerMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { AddressPolicy } from './address-policy.js';
 import type { Exchange, RecordingFetch } from './recording-fetch.js';
 
 /** Where the protected resource metadata was found: the challenge's URL, path shape A, or the root (shape B). */
@@ -41,6 +42,8 @@ export interface Discovery {
   readonly legacy: boolean;
   /** In the order the metadata lists them. */
   readonly authorizationServers: readonly AuthorizationServerFound[];
+  /** The hosts this run may contact, which also judges the endpoints discovered. */
+  readonly addresses: AddressPolicy;
 }
 
 /** `jwks_uri`: typed for OpenID Connect metadata only, but RFC 8414 metadata may carry it too. */
@@ -50,13 +53,17 @@ export function jwksUriOf(metadata: AuthorizationServerMetadata | undefined): st
 
 const PRM_WELL_KNOWN = '/.well-known/oauth-protected-resource';
 
-/** RFC 9728 §3.1 and the MCP client's order: the challenge's `resource_metadata`, then path shape A, then root B. */
+/**
+ * RFC 9728 §3.1 and the MCP client's order: the challenge's `resource_metadata` as given, then path shape A, then
+ * root B. The well-known suffix goes between the host and the path, and the query stays (RFC 9728 §3.1: "path and
+ * query components"): a server that serves one resource per query (`/mcp?tenant=a`) has one document per query.
+ */
 function resourceMetadataCandidates(url: URL, headerUrl: string | undefined): [string, ResourceMetadataSource][] {
   const path = url.pathname.replace(/\/$/, '');
   const candidates: [string, ResourceMetadataSource][] = [];
   if (headerUrl !== undefined) candidates.push([headerUrl, 'header']);
-  if (path !== '') candidates.push([new URL(`${PRM_WELL_KNOWN}${path}`, url).href, 'path']);
-  candidates.push([new URL(PRM_WELL_KNOWN, url).href, 'root']);
+  if (path !== '') candidates.push([new URL(`${PRM_WELL_KNOWN}${path}${url.search}`, url).href, 'path']);
+  candidates.push([new URL(`${PRM_WELL_KNOWN}${path === '' ? url.search : ''}`, url).href, 'root']);
   return candidates.filter(([candidate], index) => candidates.findIndex(([other]) => other === candidate) === index);
 }
 
@@ -132,5 +139,5 @@ export async function discover(url: URL, resourceMetadataUrl: string | undefined
   const servers = found ? (found.document.authorization_servers ?? []) : [new URL('/', url).href];
   const authorizationServers: AuthorizationServerFound[] = [];
   for (const server of servers) authorizationServers.push(await findAuthorizationServerMetadata(server, http));
-  return { url, resourceMetadata: found, resourceMetadataTried: tried, legacy: found === undefined, authorizationServers };
+  return { url, resourceMetadata: found, resourceMetadataTried: tried, legacy: found === undefined, authorizationServers, addresses: http.addresses };
 }

@@ -1,13 +1,14 @@
 import { isHttpsUrl } from '@modelcontextprotocol/sdk/client/auth.js';
 import { openBrowser, SIGN_IN_PREFIX } from './browser.js';
 import { parseCommandLine, parseHttpUrl, parseTimeout, readSecretFile, UsageError, withUsageErrors, type CommandOutput, type ExitCode } from './command-line.js';
-import { login, LoginError } from './login.js';
+import { login } from './login.js';
+import { LoginError } from './login-error.js';
 import { Redactor } from './redaction.js';
-import { saveToken, storeDirectoryWarning, tokenStorePath } from './token-store.js';
+import { secureTokenStore, tokenStorePath } from './token-store.js';
 
 export const LOGIN_USAGE =
   'mcp-auth-gateway login <url> [--scope S] [--client-id ID [--client-secret-file F]] [--client-metadata-url URL] ' +
-  '[--call-tool NAME [--tool-arguments JSON]] [--print-token] [--no-browser] [--timeout 10s]';
+  '[--call-tool NAME [--tool-arguments JSON]] [--allow-private] [--print-token] [--no-browser] [--timeout 10s]';
 
 const OPTIONS = {
   scope: { type: 'string' },
@@ -16,6 +17,7 @@ const OPTIONS = {
   'client-metadata-url': { type: 'string' },
   'call-tool': { type: 'string' },
   'tool-arguments': { type: 'string' },
+  'allow-private': { type: 'boolean' },
   'print-token': { type: 'boolean' },
   'no-browser': { type: 'boolean' },
   timeout: { type: 'string' },
@@ -46,7 +48,8 @@ async function clientSecretOf(clientId: string | undefined, file: string | undef
 }
 
 /**
- * `mcp-auth-gateway login`: signs in to an MCP server and keeps its token (0600, keyed by resource). Progress on
+ * `mcp-auth-gateway login`: signs in to an MCP server and keeps its tokens (0600, keyed by authorization server and
+ * resource; a stored token is used again, and refreshed when it has expired). Progress on
  * stderr; stdout carries the access token only with `--print-token`. Exit 0 signed in, 1 refused or failed, 2
  * usage error or unreachable URL.
  */
@@ -70,25 +73,25 @@ export function runLoginCommand(args: readonly string[], output: CommandOutput, 
       log(`${SIGN_IN_PREFIX}${authorizationUrl.href}`);
       if (values['no-browser'] !== true && !(await openBrowser(authorizationUrl))) log('(no browser could be opened: open the address above)');
     };
+    const path = tokenStorePath(env);
     try {
+      for (const fixed of await secureTokenStore(path)) log(`fixed: ${fixed}`);
       const token = await login({
         url,
         scope: values.scope,
         clientId,
         clientSecret,
         clientMetadataUrl,
+        allowPrivate: values['allow-private'] === true,
         callTool,
         timeoutMs,
         authorizationTimeoutMs: AUTHORIZATION_TIMEOUT_MS,
         presentAuthorizationUrl,
         log,
+        tokenStorePath: path,
         redactor,
       });
-      const path = tokenStorePath(env);
-      await saveToken(path, token);
-      log(`token for ${token.resource} saved in ${path} (readable by you only)`);
-      const warning = await storeDirectoryWarning(path);
-      if (warning !== undefined) log(`warning: ${warning}`);
+      log(`token for ${token.resource} from ${token.authorizationServer} saved in ${path} (readable by you only)`);
       if (values['print-token'] === true) output.stdout(`${token.accessToken}\n`);
       return 0;
     } catch (error) {

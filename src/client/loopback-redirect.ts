@@ -1,29 +1,29 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { AuthorizationResponse } from './authorization-response.js';
 
-/** What the authorization server sent back to the redirect URI. `code` is a credential: never printed. */
-export interface AuthorizationResponse {
-  readonly code: string;
+export interface ExpectOptions {
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+  /** Checks the response that carries the state (its query), or throws why it is refused. */
+  readonly check: (parameters: URLSearchParams) => AuthorizationResponse;
 }
 
 export interface RedirectListener {
   /** `http://127.0.0.1:<port>/callback` (RFC 8252 §7.3 loopback redirect). */
   readonly redirectUri: string;
   /**
-   * Resolves with the next authorization response to the redirect URI whose `state` is `state`; rejects when that
-   * response is an error or has no code, at `timeoutMs`, or when `signal` aborts. A response with a missing or
-   * different `state` gets an error page and is discarded, and the wait goes on (MCP authorization: discard it; a
-   * forged or stale response must not end the sign-in). Call it before sending the user to the authorization URL,
-   * so a fast response is not missed.
+   * Resolves with the next authorization response to the redirect URI whose `state` is `state`, as `check` accepts
+   * it; rejects when `check` refuses it (an error response, no code, a wrong `iss`), at `timeoutMs`, or when `signal`
+   * aborts. A response with a missing or different `state` gets an error page and is discarded, and the wait goes on
+   * (MCP authorization: discard it; a forged or stale response must not end the sign-in). Call it before sending the
+   * user to the authorization URL, so a fast response is not missed.
    */
-  expect(state: string, options: { readonly timeoutMs: number; readonly signal?: AbortSignal }): Promise<AuthorizationResponse>;
+  expect(state: string, options: ExpectOptions): Promise<AuthorizationResponse>;
   close(): Promise<void>;
 }
 
 const CALLBACK_PATH = '/callback';
-
-/** Error codes are RFC 6749 §4.1.2.1 ASCII tokens; anything else from the query is not repeated. */
-const ERROR_CODE = /^[\x20-\x21\x23-\x5B\x5D-\x7E]{1,64}$/;
 
 function page(response: ServerResponse, status: number, text: string): void {
   response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
@@ -32,6 +32,7 @@ function page(response: ServerResponse, status: number, text: string): void {
 
 interface Waiter {
   readonly state: string;
+  readonly check: ExpectOptions['check'];
   /** Responses with a missing or different state, for the timeout message. */
   discarded: number;
   resolve(response: AuthorizationResponse): void;
@@ -68,20 +69,16 @@ export async function startRedirectListener(): Promise<RedirectListener> {
       waiter.discarded += 1;
       return;
     }
-    const error = params.get('error');
-    if (error !== null) {
-      page(response, 400, 'The authorization server refused the sign-in. See the command line.');
-      settle({ error: new Error(`the authorization server refused: ${ERROR_CODE.test(error) ? error : '(unprintable error code)'}`) });
-      return;
-    }
-    const code = params.get('code');
-    if (code === null || code === '') {
-      page(response, 400, 'The response carries no authorization code.');
-      settle({ error: new Error('the authorization response carries no code') });
+    let checked: AuthorizationResponse;
+    try {
+      checked = waiter.check(params);
+    } catch (error) {
+      page(response, 400, 'The authorization response was refused. See the command line.');
+      settle({ error: error instanceof Error ? error : new Error(String(error)) });
       return;
     }
     page(response, 200, 'Signed in. You can close this window and return to the command line.');
-    settle({ response: { code } });
+    settle({ response: checked });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -91,7 +88,7 @@ export async function startRedirectListener(): Promise<RedirectListener> {
 
   return {
     redirectUri: `http://127.0.0.1:${port}${CALLBACK_PATH}`,
-    expect(state, { timeoutMs, signal }) {
+    expect(state, { timeoutMs, signal, check }) {
       if (waiter !== undefined) return Promise.reject(new Error('an authorization is already in progress'));
       if (signal?.aborted === true) return Promise.reject(new Error('the authorization was abandoned'));
       return new Promise<AuthorizationResponse>((resolve, reject) => {
@@ -102,6 +99,7 @@ export async function startRedirectListener(): Promise<RedirectListener> {
         const onAbort = () => settle({ error: new Error('the authorization was abandoned') });
         const current: Waiter = {
           state,
+          check,
           discarded: 0,
           resolve: (response) => {
             cleanup();

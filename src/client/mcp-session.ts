@@ -1,6 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ModernClient, MODERN_PROTOCOL_VERSION } from './modern-client.js';
 import { bearerChallenge, parseWwwAuthenticate, type Challenge } from './www-authenticate.js';
 
 /** A 401 or 403 the server answered to an MCP request, with its Bearer challenge when one parsed. */
@@ -11,10 +13,16 @@ export interface RefusedRequest {
 
 const CLIENT_INFO = { name: 'mcp-auth-gateway-login', version: '1' };
 
+/** Which protocol a connected session speaks: 2026-07-28 (stateless) or the SDK's initialize handshake. */
+type Connection =
+  | { readonly wire: 'modern'; readonly client: ModernClient; readonly serverName?: string }
+  | { readonly wire: 'legacy'; readonly client: Client; readonly transport: StreamableHTTPClientTransport };
+
 /**
- * The official SDK client on Streamable HTTP, with the bearer token set from outside and every 401/403 to a POST
- * kept for the caller: the SDK transport runs without an auth provider, so authorization (and its checks) stays in
- * `login`, which reads the refusal, authorizes and runs the operation again.
+ * An MCP client session on Streamable HTTP, with the bearer token set from outside and every 401/403 to a POST kept
+ * for the caller: authorization (and its checks) stays in `login`, which reads the refusal, authorizes and runs the
+ * operation again. It speaks MCP 2026-07-28 when the server does (a `server/discover` first, as the transport's
+ * backward compatibility rules describe), else the official SDK client's 2025-11-25 handshake.
  */
 export class McpSession {
   readonly #url: URL;
@@ -22,8 +30,7 @@ export class McpSession {
   #token: string | undefined;
   #refused: RefusedRequest | undefined;
   #answered = false;
-  #client: Client | undefined;
-  #transport: StreamableHTTPClientTransport | undefined;
+  #connection: Connection | undefined;
 
   constructor(url: URL, baseFetch: FetchLike = fetch) {
     this.#url = url;
@@ -60,30 +67,60 @@ export class McpSession {
     return refused;
   }
 
-  /** Runs `initialize` on a fresh client and transport (a failed connect leaves the old ones closed). */
+  /**
+   * Finds the server's protocol and starts a session: 2026-07-28 when `server/discover` says so, else `initialize` on
+   * a fresh SDK client and transport (a failed connect leaves the old ones closed).
+   */
   async connect(): Promise<void> {
     await this.close();
     this.#refused = undefined;
+    const modern = new ModernClient(this.#url, this.#fetch, CLIENT_INFO);
+    const era = await modern.discover();
+    // What the probe was refused is no refusal of the session (see ModernClient.discover).
+    this.#refused = undefined;
+    if (era.era === 'modern') {
+      this.#connection = { wire: 'modern', client: modern, ...(era.discovered.serverName === undefined ? {} : { serverName: era.discovered.serverName }) };
+      return;
+    }
     const transport = new StreamableHTTPClientTransport(this.#url, { fetch: this.#fetch });
     const client = new Client(CLIENT_INFO);
     // Errors on the optional GET stream surface here; operations report their own failures.
     client.onerror = () => undefined;
     await client.connect(transport);
-    this.#client = client;
-    this.#transport = transport;
+    this.#connection = { wire: 'legacy', client, transport };
   }
 
-  get client(): Client {
-    if (this.#client === undefined) throw new Error('not connected');
-    return this.#client;
+  #connected(): Connection {
+    if (this.#connection === undefined) throw new Error('not connected');
+    return this.#connection;
   }
 
-  /** Ends the MCP session (DELETE, when the server gave one) and the transport. */
+  /** `MCP 2026-07-28` or the version the SDK negotiated, and the server's name. */
+  describe(): { readonly protocol: string; readonly serverName?: string } {
+    const connection = this.#connected();
+    if (connection.wire === 'modern') return { protocol: MODERN_PROTOCOL_VERSION, serverName: connection.serverName };
+    return { protocol: connection.transport.protocolVersion ?? 'unknown', serverName: connection.client.getServerVersion()?.name };
+  }
+
+  /** `tools/list`; on 2026-07-28 without tools whose header annotations are invalid (`onDropped` says which). */
+  async listTools(onDropped: (tool: string, reason: string) => void): Promise<Tool[]> {
+    const connection = this.#connected();
+    if (connection.wire === 'modern') return connection.client.listTools(onDropped);
+    return (await connection.client.listTools()).tools;
+  }
+
+  async callTool(name: string, args: Record<string, unknown>): Promise<{ isError?: boolean }> {
+    const connection = this.#connected();
+    if (connection.wire === 'modern') return connection.client.callTool(name, args);
+    return (await connection.client.callTool({ name, arguments: args })) as { isError?: boolean };
+  }
+
+  /** Ends the MCP session (DELETE, when a 2025-11-25 server gave one) and the transport. */
   async close(): Promise<void> {
-    const [client, transport] = [this.#client, this.#transport];
-    this.#client = undefined;
-    this.#transport = undefined;
-    await transport?.terminateSession().catch(() => undefined);
-    await client?.close();
+    const connection = this.#connection;
+    this.#connection = undefined;
+    if (connection?.wire !== 'legacy') return;
+    await connection.transport.terminateSession().catch(() => undefined);
+    await connection.client.close();
   }
 }

@@ -5,12 +5,13 @@ import { probe } from './probe.js';
 import { Redactor } from './redaction.js';
 import { renderJson, renderTable } from './report.js';
 
-export const PROBE_USAGE = 'mcp-auth-gateway probe <url> [--token T | --token-file F] [--client-id ID] [--json] [--timeout 10s]';
+export const PROBE_USAGE = 'mcp-auth-gateway probe <url> [--token T | --token-file F] [--client-id ID] [--allow-private] [--json] [--timeout 10s]';
 
 const OPTIONS = {
   token: { type: 'string' },
   'token-file': { type: 'string' },
   'client-id': { type: 'string' },
+  'allow-private': { type: 'boolean' },
   json: { type: 'boolean' },
   timeout: { type: 'string' },
 } as const;
@@ -38,7 +39,7 @@ export function runProbeCommand(args: readonly string[], output: CommandOutput):
     const token = await tokenOf(values.token, values['token-file']);
     const redactor = new Redactor();
     redactor.add(token);
-    const result = await probe({ url, token, clientId: values['client-id'], timeoutMs });
+    const result = await probe({ url, token, clientId: values['client-id'], allowPrivate: values['allow-private'] === true, timeoutMs });
     if (!result.reachable) {
       output.stderr(`cannot reach ${result.url}: ${redactor.apply(result.reason)}\n`);
       return 2;

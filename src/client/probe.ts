@@ -2,6 +2,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import type { Check } from './check.js';
 import { SPEC } from './check.js';
+import { addressPolicy } from './address-policy.js';
 import { discover, jwksUriOf, type Discovery } from './discovery.js';
 import { authorizationServerChecks, resourceMetadataChecks, usableAuthorizationServer } from './discovery-checks.js';
 import { recordingFetch, type RecordingFetch } from './recording-fetch.js';
@@ -17,6 +18,8 @@ export interface ProbeOptions {
   readonly token?: string;
   /** `--client-id`: the client has pre-registered credentials. */
   readonly clientId?: string;
+  /** `--allow-private`: discovered URLs may name non-public hosts (address-policy.ts). */
+  readonly allowPrivate?: boolean;
   /** Each HTTP request without response headers after this long is aborted. */
   readonly timeoutMs: number;
   /** Milliseconds since the epoch (token lifetimes). */
@@ -42,14 +45,46 @@ function initializeRequest(headers: Record<string, string> = {}): RequestInit {
   };
 }
 
-/** The response's status and `WWW-Authenticate`, its body discarded (an SSE stream would never end). */
-async function statusOf(http: RecordingFetch, url: URL, init: RequestInit): Promise<{ status: number; challenge: string | null; sessionId: string | null }> {
-  const response = await http.fetch(url, init);
-  await response.body?.cancel();
-  return { status: response.status, challenge: response.headers.get('www-authenticate'), sessionId: response.headers.get('mcp-session-id') };
+interface Answer {
+  readonly status: number;
+  readonly challenge: string | null;
+  readonly sessionId: string | null;
+  /** Where a redirect points, without userinfo, query or fragment (they may carry secrets). */
+  readonly redirectTo?: string;
 }
 
-function unauthenticatedCheck(id: string, what: string, status: number): Check {
+function redirectTarget(response: Response, url: URL): string | undefined {
+  const location = response.headers.get('location');
+  if (response.status < 300 || response.status >= 400 || location === null || !URL.canParse(location, url.href)) return undefined;
+  const target = new URL(location, url);
+  target.username = target.password = target.search = target.hash = '';
+  return target.href;
+}
+
+/**
+ * The MCP endpoint's own answer (a redirect is not followed: what another URL answers is not this server's answer,
+ * and a token must not travel on to it), its body discarded (an SSE stream would never end).
+ */
+async function answerOf(http: RecordingFetch, url: URL, init: RequestInit): Promise<Answer> {
+  const response = await http.fetch(url, { ...init, redirect: 'manual' });
+  await response.body?.cancel();
+  const redirectTo = redirectTarget(response, url);
+  return {
+    status: response.status,
+    challenge: response.headers.get('www-authenticate'),
+    sessionId: response.headers.get('mcp-session-id'),
+    ...(redirectTo === undefined ? {} : { redirectTo }),
+  };
+}
+
+/** `307, a redirect to …` for a redirect, else the status alone. */
+function describeAnswer(answer: Answer): string {
+  if (answer.redirectTo === undefined) return String(answer.status);
+  return `${answer.status}, a redirect to ${answer.redirectTo} (not followed: probe reports the answers of the URL it was given; probe that URL if it is the MCP endpoint)`;
+}
+
+function unauthenticatedCheck(id: string, what: string, answer: Answer): Check {
+  const { status } = answer;
   if (status === 401) return { id, status: 'pass', message: `${what} without a token: 401`, spec: SPEC.challenge401 };
   if (status >= 200 && status < 300) {
     return { id, status: 'fail', message: `${what} without a token: ${status}, so the server is not protected`, spec: SPEC.everyRequest };
@@ -57,7 +92,7 @@ function unauthenticatedCheck(id: string, what: string, status: number): Check {
   return {
     id,
     status: id === 'unauthenticated-get' ? 'warn' : 'fail',
-    message: `${what} without a token: ${status} instead of 401 (authorization comes before anything else)`,
+    message: `${what} without a token: ${describeAnswer(answer)} instead of 401 (authorization comes before anything else)`,
     spec: SPEC.everyRequest,
   };
 }
@@ -153,13 +188,13 @@ function withheldCheck(causes: readonly string[]): Check {
 /** Step 6, after the token's own checks: what the server says when the token is sent. */
 async function sendToken(http: RecordingFetch, url: URL, token: string): Promise<Check> {
   const authorization = { authorization: `Bearer ${token}` };
-  const answer = await statusOf(http, url, initializeRequest(authorization)).catch(() => undefined);
+  const answer = await answerOf(http, url, initializeRequest(authorization)).catch(() => undefined);
   const check = (status: Check['status'], message: string): Check => ({ id: 'token-accepted', status, message, spec: SPEC.tokenAccepted });
   if (answer === undefined) return check('fail', `POST initialize with the token failed: ${http.exchanges.at(-1)?.error ?? 'no answer'}`);
   if (answer.status >= 200 && answer.status < 300) {
     if (answer.sessionId !== null) {
       // Close the session the probe just opened.
-      await statusOf(http, url, { method: 'DELETE', headers: { ...authorization, 'mcp-session-id': answer.sessionId } }).catch(() => undefined);
+      await answerOf(http, url, { method: 'DELETE', headers: { ...authorization, 'mcp-session-id': answer.sessionId } }).catch(() => undefined);
     }
     return check('pass', `POST initialize with the token: ${answer.status}`);
   }
@@ -169,7 +204,7 @@ async function sendToken(http: RecordingFetch, url: URL, token: string): Promise
   if (answer.status === 403) {
     return check('fail', `POST initialize with the token: 403${error === undefined ? '' : ` ${error}`}, the server wants scope "${bearer?.params.get('scope') ?? '(not named)'}"`);
   }
-  return check('fail', `POST initialize with the token: ${answer.status}${error === undefined ? '' : ` (error="${error}")`}`);
+  return check('fail', `POST initialize with the token: ${describeAnswer(answer)}${error === undefined ? '' : ` (error="${error}")`}`);
 }
 
 /**
@@ -178,19 +213,28 @@ async function sendToken(http: RecordingFetch, url: URL, token: string): Promise
  */
 export async function probe(options: ProbeOptions): Promise<ProbeResult> {
   const { url } = options;
-  const http = recordingFetch({ timeoutMs: options.timeoutMs, fetch: options.fetch });
-  let post: Awaited<ReturnType<typeof statusOf>>;
+  const http = recordingFetch({ timeoutMs: options.timeoutMs, addresses: addressPolicy(url, options.allowPrivate ?? false), fetch: options.fetch });
   try {
-    post = await statusOf(http, url, initializeRequest());
+    return await probeWith(http, options);
+  } finally {
+    await http.close();
+  }
+}
+
+async function probeWith(http: RecordingFetch, options: ProbeOptions): Promise<ProbeResult> {
+  const { url } = options;
+  let post: Answer;
+  try {
+    post = await answerOf(http, url, initializeRequest());
   } catch {
     return { reachable: false, url: url.href, reason: http.exchanges.at(-1)?.error ?? 'no answer' };
   }
-  const get = await statusOf(http, url, { method: 'GET', headers: { accept: 'text/event-stream' } }).catch(() => undefined);
-  const checks: Check[] = [unauthenticatedCheck('unauthenticated-post', 'POST initialize', post.status)];
+  const get = await answerOf(http, url, { method: 'GET', headers: { accept: 'text/event-stream' } }).catch(() => undefined);
+  const checks: Check[] = [unauthenticatedCheck('unauthenticated-post', 'POST initialize', post)];
   checks.push(
     get === undefined
       ? { id: 'unauthenticated-get', status: 'warn', message: `GET failed: ${http.exchanges.at(-1)?.error ?? 'no answer'}`, spec: SPEC.everyRequest }
-      : unauthenticatedCheck('unauthenticated-get', 'GET', get.status),
+      : unauthenticatedCheck('unauthenticated-get', 'GET', get),
   );
   const challengeHeader = post.status === 401 ? post.challenge : get?.status === 401 ? get.challenge : undefined;
   const { checks: challengeChecks, bearer } = readChallenge(challengeHeader);
@@ -198,7 +242,7 @@ export async function probe(options: ProbeOptions): Promise<ProbeResult> {
 
   const discovery = await discover(url, bearer?.params.get('resource_metadata'), http);
   checks.push(...resourceMetadataChecks(discovery));
-  for (const server of discovery.authorizationServers) checks.push(...authorizationServerChecks(server, discovery.legacy));
+  for (const server of discovery.authorizationServers) checks.push(...authorizationServerChecks(server, discovery));
   checks.push(registrationCheck(discovery, options.clientId), scopeCheck(bearer, discovery));
 
   if (options.token !== undefined) {
@@ -209,7 +253,7 @@ export async function probe(options: ProbeOptions): Promise<ProbeResult> {
         jwksUri: jwksUriOf(server.metadata),
       })),
       now: (options.now ?? Date.now)(),
-      timeoutMs: options.timeoutMs,
+      fetch: http.fetch,
     };
     checks.push(...(await tokenChecks(options.token, expectations)));
     const causes = checks.filter((check) => check.status === 'fail' && WITHHOLD_AFTER.has(check.id)).map((check) => check.id);

@@ -1,4 +1,6 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Agent, type Dispatcher } from 'undici';
+import { AddressRefusedError, type AddressPolicy } from './address-policy.js';
 
 /** One HTTP request the client made and how it ended: a status, or why there was none. Never a header or a body. */
 export interface Exchange {
@@ -13,11 +15,17 @@ export interface RecordingFetch {
   readonly fetch: FetchLike;
   /** Every request so far, oldest first; discovery reads the ones its own calls added to tell which URL answered. */
   readonly exchanges: readonly Exchange[];
+  /** Which hosts requests may go to, redirects included. */
+  readonly addresses: AddressPolicy;
+  /** Closes the connections kept alive for the run. */
+  close(): Promise<void>;
 }
 
 export interface RecordingFetchOptions {
   /** A request without response headers after this long is aborted. */
   readonly timeoutMs: number;
+  /** Checked for every request and every redirect it follows, before a connection is made. */
+  readonly addresses: AddressPolicy;
   readonly fetch?: FetchLike;
 }
 
@@ -32,6 +40,8 @@ function timedOut(timeoutMs: number): string {
 export function describeFetchError(error: unknown, timeoutMs: number, credentialed = false): string {
   if (error instanceof DOMException && error.name === 'TimeoutError') return timedOut(timeoutMs);
   const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  // Written here, from the URL alone: it carries nothing of the request.
+  if (cause instanceof AddressRefusedError) return cause.message;
   if (!credentialed) return cause instanceof Error ? cause.message : String(cause);
   const code = (cause as { code?: unknown } | null)?.code;
   return typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? code : 'failed (the error text is not shown: the request carried a token)';
@@ -45,13 +55,32 @@ function carriesCredentials(headers: RequestInit['headers']): boolean {
 }
 
 /**
- * A fetch that bounds every request's wait for its response headers by `timeoutMs`, and records each request's
- * outcome, so a report can say which metadata URL answered and what the others did, without the SDK's discovery
- * functions having to tell. Only the headers: an MCP response may be an SSE stream that stays open on purpose. A
- * request with credentials that fails throws only the description, never the original error's text.
+ * A dispatcher that asks `addresses` before every request it carries: fetch sends each redirect it follows through
+ * the dispatcher again, so every hop is judged, not only the first URL.
+ */
+function guardedDispatcher(addresses: AddressPolicy): Dispatcher {
+  const guard: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (request, handler) => {
+    const refusal = addresses.refusal(String(request.origin));
+    if (refusal === undefined) return dispatch(request, handler);
+    handler.onError?.(new AddressRefusedError(refusal));
+    return false;
+  };
+  // Closing the composed dispatcher closes the agent under it.
+  return new Agent().compose(guard);
+}
+
+/**
+ * The one fetch of `probe` and `login`: every request passes `options.addresses` (each redirect hop too), a
+ * request carrying credentials never follows a redirect (its answer is returned for the caller to report: another
+ * server's answer must not pass for this one's, nor get the token), every request's wait for its response headers
+ * is bounded by `timeoutMs`, and each request's outcome is recorded, so a report can say which metadata URL answered
+ * and what the others did, without the SDK's discovery functions having to tell. Only the headers: an MCP response
+ * may be an SSE stream that stays open on purpose. A request with credentials that fails throws only the
+ * description, never the original error's text.
  */
 export function recordingFetch(options: RecordingFetchOptions): RecordingFetch {
   const baseFetch = options.fetch ?? fetch;
+  const dispatcher = guardedDispatcher(options.addresses);
   const exchanges: Exchange[] = [];
   const recorded: FetchLike = async (url, init) => {
     const method = init?.method ?? 'GET';
@@ -59,8 +88,13 @@ export function recordingFetch(options: RecordingFetchOptions): RecordingFetch {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new DOMException(timedOut(options.timeoutMs), 'TimeoutError')), options.timeoutMs);
     const signal = init?.signal ? AbortSignal.any([init.signal, deadline.signal]) : deadline.signal;
+    const redirect = init?.redirect ?? (credentialed ? 'manual' : 'follow');
     try {
-      const response = await baseFetch(url, { ...init, signal });
+      // Checked here too, not only in the dispatcher: a fetch given for tests may not use it.
+      const refusal = options.addresses.refusal(url);
+      if (refusal !== undefined) throw new TypeError('fetch failed', { cause: new AddressRefusedError(refusal) });
+      // `dispatcher` is Node's fetch extension (its undici), typed against Node's bundled undici version.
+      const response = await baseFetch(url, { ...init, redirect, signal, dispatcher } as unknown as RequestInit);
       exchanges.push({ method, url: String(url), status: response.status });
       return response;
     } catch (error) {
@@ -71,5 +105,5 @@ export function recordingFetch(options: RecordingFetchOptions): RecordingFetch {
       clearTimeout(timer);
     }
   };
-  return { fetch: recorded, exchanges };
+  return { fetch: recorded, exchanges, addresses: options.addresses, close: () => dispatcher.close() };
 }

@@ -9,7 +9,7 @@ export interface Report {
 const LABELS: Record<CheckStatus, string> = { pass: 'PASS', warn: 'WARN', fail: 'FAIL' };
 
 /** Control characters from a server (in a URL or a parameter it sent back) never reach the terminal. */
-function printable(text: string): string {
+export function printable(text: string): string {
   return text.replace(/[\p{Cc}\u2028\u2029]/gu, '?');
 }
 

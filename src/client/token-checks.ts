@@ -1,4 +1,5 @@
-import { compactVerify, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, type JWTPayload } from 'jose';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { compactVerify, createRemoteJWKSet, customFetch, decodeJwt, decodeProtectedHeader, errors, type JWTPayload } from 'jose';
 import type { Check } from './check.js';
 import { SPEC } from './check.js';
 import { isSecureOrLoopback } from './resource-identifier.js';
@@ -11,7 +12,8 @@ export interface TokenExpectations {
   readonly authorizationServers: readonly { readonly issuer: string; readonly jwksUri?: string }[];
   /** Milliseconds since the epoch. */
   readonly now: number;
-  readonly timeoutMs: number;
+  /** Fetches the JWKS: the run's recording fetch, so its address policy and time limit apply. */
+  readonly fetch: FetchLike;
 }
 
 interface DecodedJwt {
@@ -81,6 +83,8 @@ function signatureFailure(error: unknown, jwksUri: string): string {
   if (error instanceof errors.JWSSignatureVerificationFailed) return `the signature does not verify with the key from ${jwksUri}`;
   if (error instanceof errors.JOSEAlgNotAllowed || error instanceof errors.JOSENotSupported) return `the token's alg cannot be verified`;
   if (error instanceof errors.JWKSTimeout) return `${jwksUri} did not answer in time`;
+  // A failed fetch: its cause says why (an address refused, a connection refused, a time limit).
+  if (error instanceof TypeError && error.cause instanceof Error) return `${jwksUri} could not be fetched: ${error.cause.message}`;
   return `${jwksUri} could not be used: ${error instanceof Error ? error.message : String(error)}`;
 }
 
@@ -95,7 +99,7 @@ async function signatureCheck(token: string, { payload }: DecodedJwt, expected: 
     return { id: 'token-signature', status: 'fail', message: `jwks_uri ${jwksUri} is neither https nor loopback: not fetched`, spec: SPEC.tokenSignature };
   }
   try {
-    const keys = createRemoteJWKSet(new URL(jwksUri), { timeoutDuration: expected.timeoutMs });
+    const keys = createRemoteJWKSet(new URL(jwksUri), { [customFetch]: expected.fetch });
     await compactVerify(token, keys);
     return { id: 'token-signature', status: 'pass', message: `signature verified with a key from ${jwksUri}`, spec: SPEC.tokenSignature };
   } catch (error) {

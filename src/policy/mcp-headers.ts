@@ -56,6 +56,16 @@ export function decodeMcpHeaderValue(raw: string | string[]): string | undefined
 }
 
 /**
+ * The header form of a mirrored value (the inverse of `decodeMcpHeaderValue`, for clients): as is when it is a
+ * field value with no surrounding whitespace and does not look like the sentinel, else the base64 sentinel of its
+ * UTF-8 (MCP 2026-07-28 transports, "Value Encoding").
+ */
+export function encodeMcpHeaderValue(value: string): string {
+  const plain = FIELD_VALUE.test(value) && !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX));
+  return plain ? value : `${SENTINEL_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`;
+}
+
+/**
  * The protocol revision a request declares in `MCP-Protocol-Version`, when it is one (`YYYY-MM-DD`); a request
  * without it, or with something else there, is left to the upstream, which answers unsupported versions itself.
  */

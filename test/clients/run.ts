@@ -21,6 +21,7 @@ import { inspectorWeb } from './drivers/inspector-web.js';
 import { mcpRemote } from './drivers/mcp-remote.js';
 import { sdkWithoutRefreshTokens, sdkWithRefreshTokens, sdkWithRefreshTokensUpfront } from './drivers/sdk.js';
 import { judge, type AuditLine } from './evidence.js';
+import { conformanceSection } from '../conformance/compatibility-section.js';
 import { parseCompatibility, regressions, renderCompatibility, unfinishedRow, type Row } from './matrix.js';
 import { observeHttp } from './observer.js';
 import { stopAll } from './processes.js';
@@ -157,7 +158,9 @@ async function main(): Promise<number> {
   for (const client of unfinished) process.stdout.write(`UNFINISHED ${client}: ${unfinishedNote}\n`);
   if (only !== undefined) return unfinished.length === 0 ? 0 : 1;
   const lost = regressions(parseCompatibility(baseline()), rows);
-  writeFileSync(join(REPO_ROOT, MATRIX_FILE), markdown);
+  // The conformance section below the matrix is test:conformance's to write: it is kept as it is.
+  const file = join(REPO_ROOT, MATRIX_FILE);
+  writeFileSync(file, `${markdown}${conformanceSection(existsSync(file) ? readFileSync(file, 'utf8') : '')}`);
   process.stdout.write(`${MATRIX_FILE} written; ${((Date.now() - started) / 1000).toFixed(1)} s in all\n`);
   for (const line of lost) process.stdout.write(`REGRESSION ${line}\n`);
   return lost.length === 0 && unfinished.length === 0 ? 0 : 1;

@@ -1,6 +1,9 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REQUIRED_CLIENT_SCENARIOS, REQUIRED_SERVER_SCENARIOS } from './required-scenarios.js';
-import { judge, scenarioOfResultDir, type ScenarioResult } from './results.js';
+import { REQUIRED_CLIENT_SCENARIOS, REQUIRED_NEXT_CLIENT_SCENARIOS, REQUIRED_NEXT_SERVER_SCENARIOS, REQUIRED_SERVER_SCENARIOS } from './required-scenarios.js';
+import { judge, readResults, scenarioOfResultDir, type ScenarioResult } from './results.js';
 
 const pass = (scenario: string): ScenarioResult => ({ scenario, checks: [{ id: scenario, status: 'SUCCESS' }] });
 const fail = (scenario: string): ScenarioResult => ({
@@ -84,5 +87,20 @@ describe('conformance results', () => {
     expect(REQUIRED_SERVER_SCENARIOS).toHaveLength(32);
     expect(REQUIRED_SERVER_SCENARIOS).toContain('dns-rebinding-protection');
     for (const list of [REQUIRED_CLIENT_SCENARIOS, REQUIRED_SERVER_SCENARIOS]) expect(new Set(list).size).toBe(list.length);
+  });
+
+  it('the alpha required lists: the auth suite at both wires, draft and backcompat (47); server scenarios at both wires (110)', () => {
+    expect(REQUIRED_NEXT_CLIENT_SCENARIOS).toHaveLength(47);
+    expect(REQUIRED_NEXT_CLIENT_SCENARIOS).toEqual(expect.arrayContaining(['auth/metadata-default', 'auth/metadata-default@2026-07-28', 'auth/iss-normalized', 'auth/authorization-server-migration']));
+    expect(REQUIRED_NEXT_SERVER_SCENARIOS).toHaveLength(110);
+    for (const list of [REQUIRED_NEXT_CLIENT_SCENARIOS, REQUIRED_NEXT_SERVER_SCENARIOS]) expect(new Set(list).size).toBe(list.length);
+  });
+
+  it('a scenario run at another wire is another result: readResults names it <scenario>@<wire>', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'conformance-results-'));
+    mkdirSync(join(dir, 'auth', 'iss-supported-2026-11-24T08-59-06-996Z'), { recursive: true });
+    writeFileSync(join(dir, 'auth', 'iss-supported-2026-11-24T08-59-06-996Z', 'checks.json'), JSON.stringify([{ id: 'x', status: 'SUCCESS' }]));
+    expect(readResults(dir, 'client', '2026-07-28').map((result) => result.scenario)).toEqual(['auth/iss-supported@2026-07-28']);
+    expect(readResults(dir, 'client').map((result) => result.scenario)).toEqual(['auth/iss-supported']);
   });
 });

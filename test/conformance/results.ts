@@ -71,14 +71,17 @@ export function scenarioOfResultDir(name: string, mode: SuiteMode = 'server'): s
   return RESULT_DIRS[mode].exec(name)?.[1];
 }
 
-/** Every scenario result the suite wrote under `dir` (its `--output-dir`), found by their `checks.json`. */
-export function readResults(dir: string, mode: SuiteMode = 'server'): ScenarioResult[] {
+/**
+ * Every scenario result the suite wrote under `dir` (its `--output-dir`), found by their `checks.json`. With `wire`,
+ * each scenario is named `<scenario>@<wire>`: the same scenario run at another protocol revision is another result.
+ */
+export function readResults(dir: string, mode: SuiteMode = 'server', wire?: string): ScenarioResult[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' }).flatMap((path) => {
     if (basename(path) !== 'checks.json') return [];
     const scenario = scenarioOfResultDir(dirname(path).split(sep).join('/'), mode);
     if (scenario === undefined) return [];
     const checks = JSON.parse(readFileSync(join(dir, path), 'utf8')) as Check[];
-    return [{ scenario, checks }];
+    return [{ scenario: wire === undefined ? scenario : `${scenario}@${wire}`, checks }];
   });
 }
 

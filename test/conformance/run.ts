@@ -1,32 +1,32 @@
 /**
- * `npm run test:conformance`, two phases of the MCP conformance suite (@modelcontextprotocol/conformance):
+ * `npm run test:conformance`: the MCP conformance suite (@modelcontextprotocol/conformance), in two releases
+ * (releases.ts: the pinned one and the newest alpha, installed as `conformance-next`), each in two phases:
  *
  * 1. Server: its server scenarios against the gateway in front of the conformance fixture, with a real token from
- *    the development authorization server (expected-failures.json).
- * 2. Client: its client auth scenarios (every 2025-11-25 one, the 2025-03-26 backcompat ones and the drafts) with
- *    `mcp-auth-gateway login` as the client under test (login-client.ts; expected-client-failures.json). Warnings
- *    count as failures here: they mark a missed SHOULD of the client.
+ *    the development authorization server.
+ * 2. Client: its client auth scenarios with `mcp-auth-gateway login` as the client under test (login-client.ts).
+ *    Warnings count as failures here: they mark a missed SHOULD of the client.
  *
- * Prints each phase's summary and a verdict; exits non-zero on any failure not listed with its reason, on a
- * listed one that no longer fails, on a required scenario (required-scenarios.ts) without a result, or on a suite
- * exit code the results do not explain.
+ * Prints each run's summary and a verdict per release and phase, and rewrites the conformance section of
+ * docs/compatibility.md with the figures; exits non-zero on any failure not listed with its reason in the release's
+ * expectation files, on a listed one that no longer fails, on a required scenario (required-scenarios.ts) without a
+ * result, or on a suite exit code the results do not explain.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '../../src/observability/logger.js';
+import { replaceConformanceSection, type PhaseFigures } from './compatibility-section.js';
 import { startConformanceStack } from './gateway-stack.js';
-import { REQUIRED_CLIENT_SCENARIOS, REQUIRED_SERVER_SCENARIOS } from './required-scenarios.js';
-import { judge, readResults, type ExpectedFailures, type SuiteExit, type Verdict } from './results.js';
+import { CURRENT_RELEASE, NEXT_RELEASE, type SuiteRelease, type SuiteRun } from './releases.js';
+import { judge, readResults, type ExpectedFailures, type ScenarioResult, type SuiteExit, type SuiteMode, type Verdict } from './results.js';
 
 /** The whole suite takes well under a minute; a hung scenario must not hold CI. */
 const SUITE_TIMEOUT_MS = 10 * 60 * 1000;
 
-/** The client suites `login` runs: `auth` is every 2025-11-25 auth scenario. */
-const CLIENT_SUITES = ['auth', 'backcompat', 'draft'] as const;
 /**
  * Per client scenario: a suite runs its scenarios in parallel, each starting two Node processes (the driver and
  * `login`), which on a busy two-core machine takes far longer than the suite's 30 s default.
@@ -35,16 +35,22 @@ const CLIENT_SCENARIO_TIMEOUT_MS = 90_000;
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(here, '..', '..');
+const COMPATIBILITY_FILE = join(repoRoot, 'docs', 'compatibility.md');
 
-function conformanceCli(): string {
-  const packageJson = createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/package.json');
-  const { bin } = JSON.parse(readFileSync(packageJson, 'utf8')) as { bin: Record<string, string> };
-  const entry = bin.conformance;
-  if (entry === undefined) throw new Error('@modelcontextprotocol/conformance has no "conformance" bin');
-  return join(dirname(packageJson), entry);
+function packageManifest(packageName: string): { readonly path: string; readonly version: string; readonly bin: Record<string, string> } {
+  const path = createRequire(import.meta.url).resolve(`${packageName}/package.json`);
+  return { path, ...(JSON.parse(readFileSync(path, 'utf8')) as { version: string; bin: Record<string, string> }) };
 }
 
-interface SuiteRun {
+function conformanceCli(packageName: string): string {
+  const manifest = packageManifest(packageName);
+  const entry = manifest.bin.conformance;
+  if (entry === undefined) throw new Error(`${packageName} has no "conformance" bin`);
+  return join(dirname(manifest.path), entry);
+}
+
+interface SuiteProcess {
+  readonly packageName: string;
   /** The suite's CLI arguments (`server …` or `client …`), without `--output-dir`. */
   readonly args: readonly string[];
   /** `preload/index.ts` (token injection and the Node 20 fs shim) or `preload/fs-glob-sync.ts` (the shim only). */
@@ -56,9 +62,10 @@ interface SuiteRun {
 }
 
 /** Runs the suite's CLI under a preload; resolves with its exit code. */
-function runSuite({ args, preload, env, outputDir, log: logName }: SuiteRun): Promise<number | null> {
+function runSuite({ packageName, args, preload, env, outputDir, log: logName }: SuiteProcess): Promise<number | null> {
   const log = createWriteStream(join(outputDir, logName));
-  const child = spawn(process.execPath, ['--import', 'tsx', '--import', join(here, 'preload', preload), conformanceCli(), ...args, '--output-dir', outputDir], {
+  const cli = conformanceCli(packageName);
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', join(here, 'preload', preload), cli, ...args, '--output-dir', outputDir], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -75,32 +82,21 @@ function runSuite({ args, preload, env, outputDir, log: logName }: SuiteRun): Pr
   });
 }
 
-/** The server phase through the gateway: `selection` is `--suite all` or `--scenario NAME`. */
-function runServerSuite(mcpUrl: URL, token: string, selection: readonly string[], outputDir: string): Promise<number | null> {
-  return runSuite({
-    args: ['server', '--url', mcpUrl.href, ...selection],
-    preload: 'index.ts',
-    env: { CONFORMANCE_GATEWAY_ORIGIN: mcpUrl.origin, CONFORMANCE_BEARER_TOKEN: token },
-    outputDir,
-    log: 'suite.log',
-  });
-}
-
 /** The suite's own summary block (from its `=== SUMMARY ===` or `=== SUITE SUMMARY ===` line to the end). */
-function suiteSummary(outputDir: string, log = 'suite.log'): string {
+function suiteSummary(outputDir: string, log: string): string {
   const output = readFileSync(join(outputDir, log), 'utf8');
   const start = Math.max(output.lastIndexOf('=== SUMMARY ==='), output.lastIndexOf('=== SUITE SUMMARY ==='));
   return start === -1 ? '(the suite printed no summary)' : output.slice(start).trim();
 }
 
-function report(verdict: Verdict, expected: ExpectedFailures, phase = 'conformance'): string[] {
+function report(verdict: Verdict, expected: ExpectedFailures, phase: string, expectationFile: string): string[] {
   const lines: string[] = [];
   for (const outcome of verdict.unexpectedFailures) {
     lines.push(`UNEXPECTED FAILURE ${outcome.scenario}:`);
     for (const check of outcome.failures) lines.push(`  - ${check.id}: ${check.errorMessage ?? check.description ?? ''}`);
   }
   for (const outcome of verdict.expectedFailures) lines.push(`expected failure ${outcome.scenario}: ${expected[outcome.scenario]}`);
-  for (const scenario of verdict.staleExpectations) lines.push(`STALE expected-failures.json entry (it did not fail): ${scenario}`);
+  for (const scenario of verdict.staleExpectations) lines.push(`STALE ${expectationFile} entry (it did not fail): ${scenario}`);
   for (const scenario of verdict.missing) lines.push(`MISSING required scenario (no result): ${scenario}`);
   for (const { suite, code } of verdict.failedSuites) lines.push(`SUITE ${suite} exited with ${code === null ? 'no exit code (killed)' : `exit code ${code}`}`);
   for (const outcome of verdict.outcomes) {
@@ -111,45 +107,60 @@ function report(verdict: Verdict, expected: ExpectedFailures, phase = 'conforman
   return lines;
 }
 
+function readExpected(file: string): ExpectedFailures {
+  return JSON.parse(readFileSync(join(here, file), 'utf8')) as ExpectedFailures;
+}
+
+interface PhaseRun {
+  readonly release: SuiteRelease;
+  readonly mode: SuiteMode;
+  readonly runs: readonly SuiteRun[];
+  readonly dir: string;
+  /** How to run one of `runs`: the process's CLI arguments before the run's own, its preload and environment. */
+  readonly invocation: (run: SuiteRun) => Pick<SuiteProcess, 'args' | 'preload' | 'env'>;
+}
+
+/** Runs every suite run of one phase of one release, each into its own directory, and judges the results together. */
+async function runPhase({ release, mode, runs, dir, invocation }: PhaseRun): Promise<{ verdict: Verdict; figures: PhaseFigures; lines: string[] }> {
+  const started = Date.now();
+  const version = packageManifest(release.packageName).version;
+  const expectationFile = mode === 'server' ? release.expectedServerFailures : release.expectedClientFailures;
+  const expected = readExpected(expectationFile);
+  const results: ScenarioResult[] = [];
+  const suiteExits: SuiteExit[] = [];
+  const lines: string[] = [];
+  for (const run of runs) {
+    const outputDir = join(dir, run.name);
+    mkdirSync(outputDir, { recursive: true });
+    const { args, preload, env } = invocation(run);
+    const code = await runSuite({ packageName: release.packageName, args: [...args, ...run.args], preload, env, outputDir, log: 'suite.log' });
+    suiteExits.push({ suite: `${mode} ${run.args.join(' ')}`, code });
+    results.push(...readResults(outputDir, mode, run.wire));
+    lines.push(`--- ${version} ${mode} ${run.args.join(' ')} (results in ${outputDir})`, suiteSummary(outputDir, 'suite.log'), `exit code ${String(code)}`, '');
+  }
+  const required = mode === 'server' ? release.requiredServer : release.requiredClient;
+  const verdict = judge(results, expected, { warningsFail: mode === 'client', required, suiteExits });
+  const phase = `${version} ${mode === 'server' ? 'server scenarios through the gateway' : 'client scenarios with login'}`;
+  lines.push(`${verdict.outcomes.length} scenarios (${required.length} required), ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  lines.push(...report(verdict, expected, phase, expectationFile));
+  return { verdict, figures: { version, mode, verdict, expected }, lines };
+}
+
 /**
  * Control run: the same client with the token's signature altered must fail to initialize, which shows the
  * suite's traffic really is authenticated by the gateway (no bypass) before the real run is trusted.
  */
 async function controlRunFails(mcpUrl: URL, token: string, outputDir: string): Promise<boolean> {
-  await runServerSuite(mcpUrl, `${token}x`, ['--scenario', 'server-initialize'], outputDir);
+  await runSuite({
+    packageName: CURRENT_RELEASE.packageName,
+    args: ['server', '--url', mcpUrl.href, '--scenario', 'server-initialize'],
+    preload: 'index.ts',
+    env: { CONFORMANCE_GATEWAY_ORIGIN: mcpUrl.origin, CONFORMANCE_BEARER_TOKEN: `${token}x` },
+    outputDir,
+    log: 'suite.log',
+  });
   const [result] = readResults(outputDir);
   return result !== undefined && result.checks.some((check) => check.status === 'FAILURE');
-}
-
-async function main(): Promise<number> {
-  const started = Date.now();
-  const root = mkdtempSync(join(tmpdir(), 'mcp-gateway-conformance-'));
-  const [controlDir, suiteDir] = [join(root, 'control'), join(root, 'suite')];
-  mkdirSync(controlDir);
-  mkdirSync(suiteDir);
-  const logger = createLogger({ level: 'warn', destination: createWriteStream(join(root, 'gateway.log')) });
-  const expected = JSON.parse(readFileSync(join(here, 'expected-failures.json'), 'utf8')) as ExpectedFailures;
-  const stack = await startConformanceStack(logger);
-  let exitCode: number | null;
-  try {
-    process.stdout.write(`conformance suite against ${stack.mcpUrl.href} (through the gateway), results in ${root}\n`);
-    if (!(await controlRunFails(stack.mcpUrl, stack.token, controlDir))) {
-      process.stdout.write('control run with an altered token did not fail: the suite is not going through gateway auth\n');
-      return 1;
-    }
-    exitCode = await runServerSuite(stack.mcpUrl, stack.token, ['--suite', 'all'], suiteDir);
-  } finally {
-    await stack.close();
-  }
-  process.stdout.write(`${suiteSummary(suiteDir)}\n\n`);
-  const verdict = judge(readResults(suiteDir), expected, { required: REQUIRED_SERVER_SCENARIOS, suiteExits: [{ suite: 'server --suite all', code: exitCode }] });
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  process.stdout.write(`control run with an altered token: refused as it must be\n`);
-  process.stdout.write(`suite exit code ${String(exitCode)}, ${verdict.outcomes.length} scenarios (${REQUIRED_SERVER_SCENARIOS.length} required), ${seconds} s in all\n`);
-  process.stdout.write(`${report(verdict, expected).join('\n')}\n`);
-  const clientOk = await clientPhase(root);
-  process.stdout.write(`\nwhole run: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
-  return verdict.ok && clientOk ? 0 : 1;
 }
 
 /**
@@ -162,26 +173,43 @@ function loginCommand(): string {
   return parts.join(' ');
 }
 
-/** Phase 2: the client auth suites, `login` as the client under test. */
-async function clientPhase(root: string): Promise<boolean> {
+const RELEASES = [CURRENT_RELEASE, NEXT_RELEASE] as const;
+
+async function main(): Promise<number> {
   const started = Date.now();
-  const clientDir = join(root, 'client');
-  mkdirSync(clientDir);
-  const expected = JSON.parse(readFileSync(join(here, 'expected-client-failures.json'), 'utf8')) as ExpectedFailures;
-  process.stdout.write(`\nclient auth scenarios with \`mcp-auth-gateway login\` as the client, results in ${clientDir}\n`);
-  const suiteExits: SuiteExit[] = [];
-  for (const suite of CLIENT_SUITES) {
-    const log = `${suite}.log`;
-    const args = ['client', '--command', loginCommand(), '--suite', suite, '--timeout', String(CLIENT_SCENARIO_TIMEOUT_MS)];
-    const code = await runSuite({ args, preload: 'fs-glob-sync.ts', outputDir: clientDir, log });
-    suiteExits.push({ suite, code });
-    process.stdout.write(`${suiteSummary(clientDir, log)}\nsuite ${suite} exit code ${String(code)}\n\n`);
+  const root = mkdtempSync(join(tmpdir(), 'mcp-gateway-conformance-'));
+  const controlDir = join(root, 'control');
+  mkdirSync(controlDir);
+  const logger = createLogger({ level: 'warn', destination: createWriteStream(join(root, 'gateway.log')) });
+  const phases: Awaited<ReturnType<typeof runPhase>>[] = [];
+  const stack = await startConformanceStack(logger);
+  try {
+    process.stdout.write(`conformance suite against ${stack.mcpUrl.href} (through the gateway), results in ${root}\n`);
+    if (!(await controlRunFails(stack.mcpUrl, stack.token, controlDir))) {
+      process.stdout.write('control run with an altered token did not fail: the suite is not going through gateway auth\n');
+      return 1;
+    }
+    process.stdout.write('control run with an altered token: refused as it must be\n');
+    for (const release of RELEASES) {
+      const env = { CONFORMANCE_GATEWAY_ORIGIN: stack.mcpUrl.origin, CONFORMANCE_BEARER_TOKEN: stack.token };
+      const invocation = () => ({ args: ['server', '--url', stack.mcpUrl.href], preload: 'index.ts', env });
+      phases.push(await runPhase({ release, mode: 'server', runs: release.server, dir: join(root, release.packageName, 'server'), invocation }));
+      process.stdout.write(`\n${phases.at(-1)?.lines.join('\n') ?? ''}\n`);
+    }
+  } finally {
+    await stack.close();
   }
-  const verdict = judge(readResults(clientDir, 'client'), expected, { warningsFail: true, required: REQUIRED_CLIENT_SCENARIOS, suiteExits });
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  process.stdout.write(`${verdict.outcomes.length} client scenarios (${REQUIRED_CLIENT_SCENARIOS.length} required), ${seconds} s\n`);
-  process.stdout.write(`${report(verdict, expected, 'login conformance').join('\n')}\n`);
-  return verdict.ok;
+  for (const release of RELEASES) {
+    const invocation = () => ({
+      args: ['client', '--command', loginCommand(), '--timeout', String(CLIENT_SCENARIO_TIMEOUT_MS)],
+      preload: 'fs-glob-sync.ts',
+    });
+    phases.push(await runPhase({ release, mode: 'client', runs: release.client, dir: join(root, release.packageName, 'client'), invocation }));
+    process.stdout.write(`\n${phases.at(-1)?.lines.join('\n') ?? ''}\n`);
+  }
+  writeFileSync(COMPATIBILITY_FILE, replaceConformanceSection(readFileSync(COMPATIBILITY_FILE, 'utf8'), phases.map((phase) => phase.figures)));
+  process.stdout.write(`\n${COMPATIBILITY_FILE}: conformance section rewritten\nwhole run: ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  return phases.every((phase) => phase.verdict.ok) ? 0 : 1;
 }
 
 main().then(

@@ -44,8 +44,8 @@ describe('the mcp-auth-gateway binary: probe and login', () => {
     expect(stderr).toContain('Sign in at: ');
     expect(code).toBe(0);
     const file = join(dir, 'tokens.json');
-    const { tokens } = JSON.parse(await readFile(file, 'utf8')) as { tokens: Record<string, { accessToken: string }> };
-    expect(stdout).toBe(`${tokens[deployment.resource]?.accessToken}\n`);
+    const { authorizationServers } = JSON.parse(await readFile(file, 'utf8')) as { authorizationServers: Record<string, Record<string, { accessToken: string }>> };
+    expect(stdout).toBe(`${authorizationServers[deployment.issuer]?.[deployment.resource]?.accessToken}\n`);
     expect((await stat(file)).mode & 0o777).toBe(0o600);
   });
 });

@@ -5,8 +5,9 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoStackOnFreePorts, type DemoStack } from '../../examples/demo/stack.js';
 import type { Check, CheckStatus } from '../../src/client/check.js';
+import { loginClientMetadata } from '../../src/client/client-identity.js';
 import { runProbeCommand } from '../../src/client/probe-command.js';
-import { CONFIG_DIR_VARIABLE, readTokenStore, type StoredToken } from '../../src/client/token-store.js';
+import { allTokens, CONFIG_DIR_VARIABLE, readTokenStore, saveToken, type StoredToken } from '../../src/client/token-store.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 import { runLogin } from '../helpers/login.js';
 import { startSdkExampleServer, type SdkExampleServer } from './client-sdk-example.js';
@@ -32,7 +33,7 @@ async function probeJson(url: string, token?: string): Promise<{ code: number; c
 }
 
 async function storedToken(resource: string): Promise<StoredToken> {
-  const token = (await readTokenStore(join(configDir, 'tokens.json')))[resource];
+  const token = allTokens(await readTokenStore(join(configDir, 'tokens.json'))).find((stored) => stored.resource === resource);
   if (token === undefined) throw new Error(`no token stored for ${resource}`);
   return token;
 }
@@ -74,6 +75,53 @@ describe('probe and login against the demo (dev authorization server, calculator
     expect(decodeJwt(token.accessToken)).toMatchObject({ aud: resource, iss: stack.authServer.issuer, scope: 'mcp:tools calc:write' });
   });
 
+  it("login's registration (application_type native, a loopback redirect URI) is accepted by an OpenID provider", async () => {
+    const response = await fetch(`${stack.authServer.issuer}/reg`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(loginClientMetadata('http://127.0.0.1:45678/callback')),
+    });
+    expect(response.status).toBe(201);
+    // The development server then treats every client as `web`, so loopback redirect URIs match exactly.
+    expect(await response.json()).toMatchObject({ redirect_uris: ['http://127.0.0.1:45678/callback'] });
+  });
+
+  it('login again: the stored token is used; expired, it is refreshed at the OpenID provider, which then refuses the rotated-out refresh token', async () => {
+    const resource = `${stack.gatewayUrl}/calc/mcp`;
+    const reused = await runLogin([resource], { [CONFIG_DIR_VARIABLE]: configDir });
+    expect(reused.code).toBe(0);
+    expect(reused.stderr).toContain(`using the stored token for ${resource}`);
+    expect(reused.stderr).not.toContain('Sign in at:');
+
+    const before = await storedToken(resource);
+    expect(before.refreshToken).toBeDefined();
+    await saveToken(join(configDir, 'tokens.json'), { ...before, expiresAt: new Date(0).toISOString() });
+    const refreshed = await runLogin([resource], { [CONFIG_DIR_VARIABLE]: configDir });
+    expect(refreshed.stderr).toContain('refreshed: scope "mcp:tools calc:write"');
+    expect(refreshed.stderr).not.toContain('Sign in at:');
+    expect(refreshed.code).toBe(0);
+    const after = await storedToken(resource);
+    expect(after.refreshToken).not.toBe(before.refreshToken);
+
+    const replay = await fetch(`${stack.authServer.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: before.refreshToken ?? '', client_id: before.clientId, resource }),
+    });
+    expect(replay.status).toBe(400);
+    expect(await replay.json()).toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it("login on the user_oauth route before the user connected the vendor: the gateway's consent link is printed, exit 1", async () => {
+    const resource = `${stack.gatewayUrl}/notes/mcp`;
+    const { code, stderr } = await runLogin([resource], { [CONFIG_DIR_VARIABLE]: await mkdtemp(join(tmpdir(), 'mcp-login-notes-')) });
+    const link = /^Open this link in your browser, then run login again: (\S+)$/m.exec(stderr)?.[1];
+    expect(link).toBeDefined();
+    expect(new URL(link ?? '').origin).toBe(new URL(stack.gatewayUrl).origin);
+    expect(stderr).toContain('initialize: the server needs you to grant access first');
+    expect(code).toBe(1);
+  });
+
   it('the token store is readable by the user only: file 0600, directory 0700', async () => {
     expect((await stat(join(configDir, 'tokens.json'))).mode & 0o777).toBe(0o600);
     expect((await stat(configDir)).mode & 0o777).toBe(0o700);
@@ -86,7 +134,7 @@ describe('probe and login against the demo (dev authorization server, calculator
     const token = await storedToken(resource);
     expect(stdout).toBe(`${token.accessToken}\n`);
     expect(token.scope).toBe('mcp:tools');
-    expect(Object.keys(await readTokenStore(join(configDir, 'tokens.json'))).sort()).toEqual([`${stack.gatewayUrl}/calc/mcp`, resource].sort());
+    expect(allTokens(await readTokenStore(join(configDir, 'tokens.json'))).map((stored) => stored.resource).sort()).toEqual([`${stack.gatewayUrl}/calc/mcp`, resource].sort());
   });
 
   it('probe with the token login obtained: claims, signature and the server all agree', async () => {
@@ -138,8 +186,8 @@ describe("probe and login against the official SDK's OAuth example (a server thi
     const { code, stderr } = await runLogin([sdkExample.url.href], { [CONFIG_DIR_VARIABLE]: dir });
     expect(stderr).toContain(`client: dynamic client registration at ${sdkExample.authorizationServer.origin}/register`);
     expect(code).toBe(0);
-    const stored = JSON.parse(await readFile(join(dir, 'tokens.json'), 'utf8')) as { tokens: Record<string, StoredToken> };
-    const token = stored.tokens[sdkExample.url.href];
+    const stored = JSON.parse(await readFile(join(dir, 'tokens.json'), 'utf8')) as { authorizationServers: Record<string, Record<string, StoredToken>> };
+    const token = stored.authorizationServers[sdkExample.authorizationServer.href]?.[sdkExample.url.href];
     expect(token?.scope).toBe('mcp:tools');
     const probed = await probeJson(sdkExample.url.href, token?.accessToken);
     expect(probed.statuses).toMatchObject({ 'token-format': 'warn', 'token-accepted': 'pass' });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { runLoginCommand } from '../../src/client/login-command.js';
-import { CONFIG_DIR_VARIABLE, readTokenStore } from '../../src/client/token-store.js';
+import { allTokens, CONFIG_DIR_VARIABLE, readTokenStore } from '../../src/client/token-store.js';
 import { runLogin } from '../helpers/login.js';
 import { startSilentServer } from '../helpers/net.js';
 import { fixturePerTest, type Fixture, type Plant } from './client-fixture.js';
@@ -15,8 +15,9 @@ beforeEach(async () => {
   env = { [CONFIG_DIR_VARIABLE]: await mkdtemp(join(tmpdir(), 'mcp-login-')) };
 });
 
+/** The resources with a stored token. */
 async function stored(): Promise<string[]> {
-  return Object.keys(await readTokenStore(join(env[CONFIG_DIR_VARIABLE] ?? '', 'tokens.json')));
+  return allTokens(await readTokenStore(join(env[CONFIG_DIR_VARIABLE] ?? '', 'tokens.json'))).map((token) => token.resource);
 }
 
 describe('login refuses what a spec client must refuse, before any authorization request', () => {
@@ -47,6 +48,19 @@ describe('login: the authorization response', () => {
     expect(await stored()).toEqual([deployment.resource]);
   });
 
+  it.each<[string, Plant, string]>([
+    ['an iss that is the issuer with a trailing slash', 'iss-trailing-slash', 'unexpected "iss" (issuer) response parameter value'],
+    ['no iss although the metadata advertises authorization_response_iss_parameter_supported', 'iss-missing', 'response parameter "iss" (issuer) missing'],
+  ])('RFC 9207: %s: the code is never exchanged, exit 1, nothing stored', async (_name, plant, message) => {
+    const deployment = await fixture(plant);
+    const { code, stderr } = await runLogin([deployment.url.href], env);
+    expect(stderr).toContain(`login failed: the authorization response was refused: ${message}`);
+    expect(code).toBe(1);
+    expect(deployment.requests).toContain('GET /as/authorize');
+    expect(deployment.requests).not.toContain('POST /as/token');
+    expect(await stored()).toEqual([]);
+  });
+
   it('an error response names its error code: exit 1', async () => {
     const deployment = await fixture('access-denied');
     const { code, stderr } = await runLogin([deployment.url.href], env);
@@ -73,14 +87,14 @@ describe('login: the authorization response', () => {
     expect(await stored()).toEqual([deployment.url.origin]);
   });
 
-  it('G7: an existing config directory open to others: login warns and leaves its mode, the token file is 0600', async () => {
+  it('G7: an existing config directory open to others is tightened to 0700 and login says so; the token file is 0600', async () => {
     const deployment = await fixture('clean');
     const dir = env[CONFIG_DIR_VARIABLE] ?? '';
     await chmod(dir, 0o755);
     const { code, stderr } = await runLogin([deployment.url.href], env);
     expect(code).toBe(0);
-    expect(stderr).toContain(`warning: ${dir} is mode 0755: others can list it (tokens.json itself is 0600); chmod 700 ${dir} keeps it private`);
-    expect((await stat(dir)).mode & 0o777).toBe(0o755);
+    expect(stderr).toContain(`fixed: ${dir} was mode 0755, open to others: now 0700`);
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
     expect((await stat(join(dir, 'tokens.json'))).mode & 0o777).toBe(0o600);
   });
 

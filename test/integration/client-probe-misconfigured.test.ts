@@ -136,6 +136,29 @@ describe('probe with a token: its claims and signature against what discovery fo
     expect(code).toBe(1);
   });
 
+  it('a redirect answering the request that carries the token is not followed: token-accepted fails naming where it pointed', async () => {
+    const deployment = await fixture('token-redirect');
+    const { code, checks } = await probeJson(deployment.url, await deployment.token());
+    const accepted = checks.find((check) => check.id === 'token-accepted');
+    expect(accepted?.status).toBe('fail');
+    // The query is dropped from the target: it may carry something of the request.
+    expect(accepted?.message).toBe(
+      `POST initialize with the token: 307, a redirect to ${deployment.url.origin}/moved/mcp (not followed: probe reports the answers of the URL it was given; probe that URL if it is the MCP endpoint)`,
+    );
+    expect(deployment.requests.filter((request) => request.endsWith('/moved/mcp'))).toEqual([]);
+    expect(code).toBe(1);
+  });
+
+  it('an MCP endpoint that redirects every request: reported as its own answer, the target never asked', async () => {
+    const deployment = await fixture('moved-endpoint');
+    const { checks } = await probeJson(deployment.url);
+    expect(checks.find((check) => check.id === 'unauthenticated-post')).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining(`POST initialize without a token: 308, a redirect to ${deployment.url.origin}/moved/mcp (not followed`) as unknown,
+    });
+    expect(deployment.requests.filter((request) => request.endsWith('/moved/mcp'))).toEqual([]);
+  });
+
   it('an opaque token: only introspection could check it (warn), then it is sent', async () => {
     const deployment = await fixture('clean');
     const { statuses, code } = await probeJson(deployment.url, 'opaque-token-value');

@@ -21,12 +21,15 @@ function authorizationServer(server: string, overrides: Partial<AuthorizationSer
 }
 
 /** A registration endpoint that answers every POST with client_id `registered-client`, and what was requested. */
-function registrationFetch(): { readonly requests: string[]; readonly fetch: FetchLike } {
+function registrationFetch(): { readonly requests: string[]; readonly bodies: unknown[]; readonly fetch: FetchLike } {
   const requests: string[] = [];
+  const bodies: unknown[] = [];
   return {
     requests,
+    bodies,
     fetch: (url, init) => {
       requests.push(`${init?.method ?? 'GET'} ${String(url)}`);
+      bodies.push(JSON.parse(typeof init?.body === 'string' ? init.body : 'null'));
       return Promise.resolve(Response.json({ client_id: 'registered-client', redirect_uris: [redirectUri] }, { status: 201 }));
     },
   };
@@ -40,6 +43,12 @@ describe('client identity: pre-registered, else a Client ID Metadata Document th
     expect(identity?.description).toBe('dynamic client registration at https://as.example.com/register: client_id registered-client');
     expect(http.requests).toEqual(['POST https://as.example.com/register']);
     await identity?.close();
+  });
+
+  it('registers as a native application (loopback redirect URI), as MCP 2026-07-28 requires of every registration', async () => {
+    const http = registrationFetch();
+    await obtainClientIdentity(authorizationServer('https://as.example.com'), { redirectUri, fetch: http.fetch });
+    expect(http.bodies).toEqual([expect.objectContaining({ application_type: 'native', redirect_uris: [redirectUri] })]);
   });
 
   it('the same server with --client-metadata-url: the published document is the client_id, nothing registered', async () => {
@@ -56,7 +65,7 @@ describe('client identity: pre-registered, else a Client ID Metadata Document th
     try {
       const documentUrl = identity?.information.client_id ?? '';
       expect(documentUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/oauth\/client-metadata\.json$/);
-      expect(await (await fetch(documentUrl)).json()).toMatchObject({ client_id: documentUrl, redirect_uris: [redirectUri] });
+      expect(await (await fetch(documentUrl)).json()).toMatchObject({ client_id: documentUrl, redirect_uris: [redirectUri], application_type: 'native' });
       expect(http.requests).toEqual([]);
     } finally {
       await identity?.close();

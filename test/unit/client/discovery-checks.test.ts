@@ -1,11 +1,15 @@
 import type { AuthorizationServerMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { describe, expect, it } from 'vitest';
+import { addressPolicy } from '../../../src/client/address-policy.js';
 import type { CheckStatus } from '../../../src/client/check.js';
 import type { AuthorizationServerFound, Discovery } from '../../../src/client/discovery.js';
 import { authorizationServerChecks, resourceMetadataChecks, usableAuthorizationServer } from '../../../src/client/discovery-checks.js';
 
 const url = new URL('https://gw.example.com/calc/mcp');
 const issuer = 'https://auth.example.com/realms/mcp';
+/** What a run from the public `url` may contact, and how it judges discovered endpoints. */
+const publicRun = { legacy: false, addresses: addressPolicy(url, false) };
+const legacyRun = { ...publicRun, legacy: true };
 
 function metadata(overrides: Partial<AuthorizationServerMetadata> = {}): AuthorizationServerMetadata {
   return {
@@ -33,6 +37,7 @@ function discovery(document: Record<string, unknown> = {}, source: 'header' | 'p
     resourceMetadataTried: source === 'root' ? [{ url: 'https://gw.example.com/.well-known/oauth-protected-resource/calc/mcp', outcome: 'HTTP 404' }] : [],
     legacy: false,
     authorizationServers: [server()],
+    addresses: publicRun.addresses,
   };
 }
 
@@ -97,12 +102,30 @@ describe('authorization server checks (RFC 8414, PKCE, https)', () => {
     ['http on loopback', server({ issuer: 'http://127.0.0.1:9000', authorization_endpoint: 'http://127.0.0.1:9000/auth', token_endpoint: 'http://localhost:9000/token' }, { server: 'http://127.0.0.1:9000' }), { 'as-https': 'pass', 'as-issuer': 'pass' }],
     ['no metadata found', server({}, { metadata: undefined, tried: [{ url: 'https://auth.example.com/.well-known/oauth-authorization-server/realms/mcp', outcome: 'HTTP 404' }] }), { 'as-metadata': 'fail', 'as-https': 'pass' }],
   ])('%s', (_name, found, expected) => {
-    expect(statuses(authorizationServerChecks(found, false))).toEqual(expect.objectContaining(expected));
+    expect(statuses(authorizationServerChecks(found, publicRun))).toEqual(expect.objectContaining(expected));
   });
 
   it('2025-03-26 fallback without metadata: warnings (default endpoints), not failures', () => {
-    const checks = statuses(authorizationServerChecks(server({}, { server: 'https://gw.example.com/', metadata: undefined }), true));
+    const checks = statuses(authorizationServerChecks(server({}, { server: 'https://gw.example.com/', metadata: undefined }), legacyRun));
     expect(checks).toEqual({ 'as-metadata': 'warn', 'as-pkce': 'warn', 'as-https': 'pass' });
+  });
+
+  it.each<[string, Partial<AuthorizationServerMetadata>, string]>([
+    ['a token endpoint on a loopback literal', { token_endpoint: 'http://127.0.0.1:9000/token' }, 'refused 127.0.0.1: a loopback address'],
+    ['an authorization endpoint on the cloud metadata address', { authorization_endpoint: 'http://169.254.169.254/authorize' }, 'refused 169.254.169.254: a link-local address'],
+    ['a registration endpoint on a private address in hex', { registration_endpoint: 'https://0xa000001/register' }, 'refused 10.0.0.1: a private address'],
+    ['a jwks_uri on an IPv4-mapped IPv6 loopback', { jwks_uri: 'https://[::ffff:127.0.0.1]/jwks' }, 'refused [::ffff:7f00:1]: a loopback address'],
+    ['a token endpoint on localhost with a trailing dot', { token_endpoint: 'https://localhost./token' }, 'refused localhost.: a loopback name'],
+  ])('discovered by a public deployment, %s fails as-addresses, so no client uses the server', (_name, overrides, message) => {
+    const found = server(overrides);
+    const addressCheck = authorizationServerChecks(found, publicRun).find((check) => check.id === 'as-addresses');
+    expect(addressCheck).toMatchObject({ status: 'fail', message: expect.stringContaining(message) as unknown });
+    expect(usableAuthorizationServer({ ...discovery(), authorizationServers: [found] })).toBeUndefined();
+  });
+
+  it('a local deployment may name endpoints on other non-public hosts: no as-addresses check', () => {
+    const local = { legacy: false, addresses: addressPolicy(new URL('http://127.0.0.1:8080/mcp'), false) };
+    expect(authorizationServerChecks(server({ token_endpoint: 'https://10.0.0.1/token' }), local).map((check) => check.id)).not.toContain('as-addresses');
   });
 
   it('a client uses the first server, in the metadata order, without a failing check', () => {

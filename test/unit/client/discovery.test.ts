@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { addressPolicy } from '../../../src/client/address-policy.js';
 import { discover } from '../../../src/client/discovery.js';
 import { authorizationServerChecks } from '../../../src/client/discovery-checks.js';
 import { recordingFetch } from '../../../src/client/recording-fetch.js';
@@ -19,15 +20,12 @@ function openIdConfiguration(issuer: string): Record<string, unknown> {
   };
 }
 
-/** Protected resource metadata naming `issuer`, and the issuer's metadata at `metadataUrl` only; 404 elsewhere. */
-function deployment(issuer: string, metadataUrl: string) {
-  const documents = new Map<string, unknown>([
-    [prmUrl, { resource: mcpUrl.href, authorization_servers: [issuer] }],
-    [metadataUrl, openIdConfiguration(issuer)],
-  ]);
+/** A recording fetch for a run from `server` that answers `documents` by URL and 404 elsewhere, and the URLs asked for. */
+function serving(server: URL, documents: ReadonlyMap<string, unknown> = new Map()): { http: ReturnType<typeof recordingFetch>; requested: string[] } {
   const requested: string[] = [];
   const http = recordingFetch({
     timeoutMs: 10_000,
+    addresses: addressPolicy(server, false),
     fetch: (url) => {
       requested.push(String(url));
       const document = documents.get(String(url));
@@ -35,6 +33,17 @@ function deployment(issuer: string, metadataUrl: string) {
     },
   });
   return { http, requested };
+}
+
+/** Protected resource metadata naming `issuer`, and the issuer's metadata at `metadataUrl` only; 404 elsewhere. */
+function deployment(issuer: string, metadataUrl: string) {
+  return serving(
+    mcpUrl,
+    new Map<string, unknown>([
+      [prmUrl, { resource: mcpUrl.href, authorization_servers: [issuer] }],
+      [metadataUrl, openIdConfiguration(issuer)],
+    ]),
+  );
 }
 
 describe('authorization server metadata discovery, in the order of the MCP authorization spec', () => {
@@ -67,6 +76,23 @@ describe('authorization server metadata discovery, in the order of the MCP autho
     expect(requested).toEqual([prmUrl, ...order]);
     const [found] = discovery.authorizationServers;
     expect(found).toMatchObject({ server: issuer, metadataUrl, tried: order.slice(0, -1).map((url) => ({ url, outcome: 'HTTP 404' })) });
-    expect(found && authorizationServerChecks(found, false)[0]).toMatchObject({ status: 'pass', message: `${issuer}: OpenID Connect discovery at ${metadataUrl}` });
+    expect(found && authorizationServerChecks(found, discovery)[0]).toMatchObject({ status: 'pass', message: `${issuer}: OpenID Connect discovery at ${metadataUrl}` });
+  });
+});
+
+describe('protected resource metadata URLs keep the query of the MCP server URL (RFC 9728 §3.1)', () => {
+  it.each([
+    ['a path and a query', 'https://mcp.example.com/mcp?tenant=a', ['https://mcp.example.com/.well-known/oauth-protected-resource/mcp?tenant=a', 'https://mcp.example.com/.well-known/oauth-protected-resource']],
+    ['a query on the root', 'https://mcp.example.com/?tenant=a', ['https://mcp.example.com/.well-known/oauth-protected-resource?tenant=a']],
+  ])('%s: path shape A (or the root, for a URL without a path) carries it', async (_name, server, expected) => {
+    const { http, requested } = serving(new URL(server));
+    await discover(new URL(server), undefined, http);
+    expect(requested.slice(0, expected.length)).toEqual(expected);
+  });
+
+  it("the challenge's resource_metadata is fetched as given, query included", async () => {
+    const { http, requested } = serving(mcpUrl);
+    await discover(mcpUrl, `${prmUrl}?tenant=a&x=%2F`, http);
+    expect(requested[0]).toBe(`${prmUrl}?tenant=a&x=%2F`);
   });
 });

@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((resolve) => jwks.close(() => resolve())));
 
 function expectations(overrides: Partial<TokenExpectations> = {}): TokenExpectations {
-  return { resource, authorizationServers: [{ issuer, jwksUri }], now: NOW, timeoutMs: 2000, ...overrides };
+  return { resource, authorizationServers: [{ issuer, jwksUri }], now: NOW, fetch, ...overrides };
 }
 
 interface Claims {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { inspectJsonRpcBody, type JsonRpcMessageFacts } from '../../../src/policy/jsonrpc.js';
-import { declaredProtocolVersion, decodeMcpHeaderValue, mirroredHeadersProblem, requiresMirroredHeaders } from '../../../src/policy/mcp-headers.js';
+import { declaredProtocolVersion, decodeMcpHeaderValue, encodeMcpHeaderValue, mirroredHeadersProblem, requiresMirroredHeaders } from '../../../src/policy/mcp-headers.js';
 
 function facts(message: unknown): JsonRpcMessageFacts {
   const inspection = inspectJsonRpcBody(JSON.stringify(message), 'application/json');
@@ -22,6 +22,20 @@ describe('decodeMcpHeaderValue', () => {
     ['repeated header lines', ['a', 'b'], undefined],
   ])('%s', (_title, raw, expected) => {
     expect(decodeMcpHeaderValue(raw)).toBe(expected);
+  });
+});
+
+describe('encodeMcpHeaderValue: what a client sends, and what the gateway decodes back', () => {
+  it.each<[string, string, string]>([
+    ['plain ASCII as is', 'us-west1', 'us-west1'],
+    ['spaces inside as is', 'a b', 'a b'],
+    ['non-ASCII as the sentinel', 'Hello, 世界', '=?base64?SGVsbG8sIOS4lueVjA==?='],
+    ['surrounding spaces as the sentinel', ' padded ', '=?base64?IHBhZGRlZCA=?='],
+    ['a newline as the sentinel', 'line1\nline2', '=?base64?bGluZTEKbGluZTI=?='],
+    ['a value that looks like the sentinel as the sentinel', '=?base64?literal?=', '=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?='],
+  ])('%s (the spec examples)', (_title, value, header) => {
+    expect(encodeMcpHeaderValue(value)).toBe(header);
+    expect(decodeMcpHeaderValue(header)).toBe(value);
   });
 });
 
