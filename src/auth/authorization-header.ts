@@ -1,4 +1,4 @@
-import { perConnection } from '../memo.js';
+import { perConnection } from '../lib/memo.js';
 
 export type BearerExtraction =
   | { readonly kind: 'token'; readonly token: string }

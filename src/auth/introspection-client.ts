@@ -1,5 +1,5 @@
 import type { IntrospectionSettings } from '../config/types.js';
-import { isJsonMediaType } from '../media-type.js';
+import { isJsonMediaType } from '../lib/media-type.js';
 import { isJsonObject, readText } from './fetch-json.js';
 
 /** Why no usable answer came back; a fixed set, used as log field and metric label. */

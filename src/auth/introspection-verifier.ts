@@ -5,7 +5,7 @@ import { createValueSealer, type ValueSealer } from '../cache/sealed-value.js';
 import type { CacheStore } from '../cache/store.js';
 import type { IntrospectionSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import { perConnection, perObject } from '../memo.js';
+import { perConnection, perObject } from '../lib/memo.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { createFairBulkhead, type BulkheadRefusal } from './fair-bulkhead.js';
 import { requestIntrospection, type IntrospectionFailure } from './introspection-client.js';

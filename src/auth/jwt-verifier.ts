@@ -9,7 +9,7 @@ import type { AuthCounters } from '../observability/auth-counters.js';
 import { bearerRefusal, named } from './bearer-claims.js';
 import { discoverJwksUri } from './issuer-metadata.js';
 import { closeJwksLocation, createJwksLocation, createJwksSource, type JwksLocation } from './jwks-source.js';
-import { perConnection } from '../memo.js';
+import { perConnection } from '../lib/memo.js';
 import { parseScopeClaim } from './scopes.js';
 import { createSharedPool, type SharedPool } from './shared-pool.js';
 import type { AuthContext, TokenVerifier } from './types.js';

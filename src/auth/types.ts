@@ -1,4 +1,4 @@
-import type { MaybePromise } from '../maybe-promise.js';
+import type { MaybePromise } from '../lib/maybe-promise.js';
 
 /** What the gateway knows about the caller after a token was accepted. Never contains the token itself. */
 export interface AuthContext {

@@ -1,4 +1,4 @@
-import { escapeHtml } from '../html.js';
+import { escapeHtml } from '../lib/html.js';
 
 /**
  * Security headers for every page: nothing loads from anywhere, the page cannot be framed (clickjacking a consent),

@@ -1,4 +1,4 @@
-import { escapeHtml } from '../html.js';
+import { escapeHtml } from '../lib/html.js';
 
 /** A page answer: status, body, and the origins its forms may be sent to (besides its own). */
 export interface Page {

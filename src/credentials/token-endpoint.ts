@@ -2,7 +2,7 @@ import { randomUUID, type KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { isJsonObject, readText } from '../auth/fetch-json.js';
 import { basicCredentials } from '../auth/introspection-client.js';
-import { isJsonMediaType } from '../media-type.js';
+import { isJsonMediaType } from '../lib/media-type.js';
 import { keyIdOf, parsePrivateKey, signingAlgorithmOf } from '../config/private-key.js';
 import type { Secret } from '../config/secret.js';
 import type { TokenEndpointClientAuth, TokenEndpointSettings } from '../config/types.js';

@@ -3,7 +3,7 @@ import { effectiveScopes, grantsAll } from '../auth/scopes.js';
 import type { AuthContext } from '../auth/types.js';
 import type { LimitSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import { andThen, type MaybePromise } from '../maybe-promise.js';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { requiredScopes } from '../policy/required-scopes.js';
 import type { RouteRuntime } from '../runtime.js';
 import { singleHeader, type RequestFacts } from './facts.js';

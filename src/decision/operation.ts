@@ -1,7 +1,7 @@
 import { grantsAll } from '../auth/scopes.js';
 import type { AuthContext } from '../auth/types.js';
 import { GatewayError } from '../errors.js';
-import { andThen, type MaybePromise } from '../maybe-promise.js';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { requiredScopes } from '../policy/required-scopes.js';
 import type { RouteRuntime } from '../runtime.js';
 import { singleHeader, type RequestFacts } from './facts.js';

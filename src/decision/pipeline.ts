@@ -1,7 +1,7 @@
 import { grantsAll } from '../auth/scopes.js';
 import type { AuthContext } from '../auth/types.js';
 import { GatewayError } from '../errors.js';
-import { andThen, type MaybePromise } from '../maybe-promise.js';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { declaredProtocolVersion, paramHeadersProblem, requiresMirroredHeaders } from '../policy/mcp-headers.js';
 import { dependsOnMessage, everyPolicyScope, hasUnplaceableResourceUri } from '../policy/required-scopes.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';

@@ -1,6 +1,6 @@
 import type { AuthContext } from '../auth/types.js';
 import { principalDigest } from '../cache/cache-keys.js';
-import { perObject } from '../memo.js';
+import { perObject } from '../lib/memo.js';
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
 import { VettedFields } from './logger.js';
 import { requestOutcome, type RequestOutcome } from './metrics.js';

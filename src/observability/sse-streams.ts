@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import { InFlightList } from '../in-flight-list.js';
+import { InFlightList } from '../lib/in-flight-list.js';
 
 /**
  * The event streams open to clients, for the `sse_streams_open` gauge and for shutdown: ending a stream cleanly

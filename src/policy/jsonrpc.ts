@@ -1,5 +1,5 @@
 import { checkJsonStructure } from './json-structure.js';
-import { isJsonMediaType } from '../media-type.js';
+import { isJsonMediaType } from '../lib/media-type.js';
 
 export type JsonRpcId = string | number | null;
 

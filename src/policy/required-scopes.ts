@@ -1,7 +1,7 @@
 import type { PolicySettings } from '../config/types.js';
 import { targetKinds, type JsonRpcMessageFacts, type TargetKind } from './jsonrpc.js';
 import { normalizeResourceUri } from '../config/resource-uri.js';
-import { perObject } from '../memo.js';
+import { perObject } from '../lib/memo.js';
 
 /**
  * The policy entries of one kind and the key this message names among them: tool and prompt names are exact,

@@ -4,7 +4,7 @@ import { rateLimitKey } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import type { RateLimitSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import { perObject } from '../memo.js';
+import { perObject } from '../lib/memo.js';
 
 export interface RateLimiter {
   /** Resolves when the caller may proceed; rejects with `rate_limited` (429 + Retry-After) when not. */

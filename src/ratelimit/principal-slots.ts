@@ -1,5 +1,5 @@
 import type { AuthContext } from '../auth/types.js';
-import { perObject } from '../memo.js';
+import { perObject } from '../lib/memo.js';
 
 /**
  * Slots per principal on this process, for what one caller may hold at once: standalone SSE streams

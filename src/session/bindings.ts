@@ -5,7 +5,7 @@ import { keyedDigest, sessionBindingKey } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import type { SessionSettings } from '../config/types.js';
 import { GatewayError } from '../errors.js';
-import { perObject } from '../memo.js';
+import { perObject } from '../lib/memo.js';
 
 /**
  * What the store says about a session id for this caller: bound to them (`owned`), bound to someone else

@@ -1,5 +1,5 @@
 import { isGatewayError } from '../../src/errors.js';
-import type { MaybePromise } from '../../src/maybe-promise.js';
+import type { MaybePromise } from '../../src/lib/maybe-promise.js';
 
 /**
  * How a verification ended, as a comparable string: `accepted`, the GatewayError code (with `:reason` when asked),

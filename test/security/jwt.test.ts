@@ -11,7 +11,7 @@ import { createJwtVerifier, createJwtVerifierCaches, type JwtVerifierCaches } fr
 import type { TokenVerifier } from '../../src/auth/types.js';
 import type { JwtSettings } from '../../src/config/types.js';
 import { GatewayError } from '../../src/errors.js';
-import type { MaybePromise } from '../../src/maybe-promise.js';
+import type { MaybePromise } from '../../src/lib/maybe-promise.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 import { compileJwtSettings } from '../helpers/gateway.js';
 

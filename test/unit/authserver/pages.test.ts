@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderConsentPage, renderErrorPage, renderLoginPage } from '../../../src/authserver/pages.js';
-import { escapeHtml } from '../../../src/html.js';
+import { escapeHtml } from '../../../src/lib/html.js';
 
 const HOSTILE = `<img src=x onerror="alert('1')">&`;
 

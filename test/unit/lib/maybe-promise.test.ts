@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { andThen, settle, type MaybePromise } from '../../src/maybe-promise.js';
+import { andThen, settle, type MaybePromise } from '../../../src/lib/maybe-promise.js';
 
 /** What `settle` told its callback, in order. */
 function outcomes<T>(): { seen: [Error | null, T | undefined][]; done: (error: Error | null, value?: T) => void } {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AuthContext } from '../../src/auth/types.js';
-import { perConnection, perObject } from '../../src/memo.js';
+import type { AuthContext } from '../../../src/auth/types.js';
+import { perConnection, perObject } from '../../../src/lib/memo.js';
 
 function caller(overrides: Partial<AuthContext> = {}): AuthContext {
   return { issuer: 'https://as.example.test', subject: 'alice', clientId: 'app', scopes: new Set(), audience: [], expiresAt: 0, tokenKind: 'jwt', ...overrides };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InFlightList } from '../../src/in-flight-list.js';
+import { InFlightList } from '../../../src/lib/in-flight-list.js';
 
 describe('InFlightList', () => {
   it('lists what was added, newest first, and forgets what was removed from any position', () => {
