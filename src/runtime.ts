@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { challengeScopes } from './auth/challenge.js';
+import { challengeScopes } from './decision/challenge.js';
 import type { TokenVerifier } from './auth/types.js';
 import type { CacheStore } from './cache/store.js';
 import type { CompiledConfig, CompiledRoute } from './config/types.js';

@@ -4,12 +4,12 @@ import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import type { Logger } from 'pino';
 import { pathOf } from './decision/facts.js';
 import { buildDecisionServer } from './decision-listener/plugin.js';
-import { refusalResponse } from './decision/refusal.js';
+import { refusalResponse } from './decision/responses.js';
 import type { RouteVerifier } from './auth/route-verifier.js';
 import { resolveCacheKeySecret } from './cache/cache-keys.js';
 import type { CacheStore } from './cache/store.js';
 import type { CompiledConfig, CompiledRoute } from './config/types.js';
-import { GatewayError, isGatewayError } from './errors.js';
+import { GatewayError, isGatewayError } from './decision/refusal.js';
 import { registerJwksRoute } from './identity/plugin.js';
 import { createSigningKeySource } from './identity/signing-key.js';
 import { registerConsentRoutes } from './consent/plugin.js';

@@ -1,5 +1,5 @@
 import type { IntrospectionSettings } from '../config/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../decision/refusal.js';
 import { bearerRefusal, named, type BearerRefusal } from './bearer-claims.js';
 import type { IntrospectedClaims } from './introspection-client.js';
 import { parseScopeClaim } from './scopes.js';

@@ -4,7 +4,7 @@ import { introspectionCacheKeys } from '../cache/cache-keys.js';
 import { createValueSealer, type ValueSealer } from '../cache/sealed-value.js';
 import type { CacheStore } from '../cache/store.js';
 import type { IntrospectionSettings } from '../config/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../decision/refusal.js';
 import { perConnection, perObject } from '../lib/memo.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { createFairBulkhead, type BulkheadRefusal } from './fair-bulkhead.js';

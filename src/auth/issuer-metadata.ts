@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../decision/refusal.js';
 import { fetchJson, isJsonObject } from './fetch-json.js';
 
 export interface DiscoveryOptions {

@@ -4,7 +4,7 @@ import type { JWTPayload, ProtectedHeaderParameters } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { JwtSettings } from '../config/types.js';
-import { GatewayError, isGatewayError } from '../errors.js';
+import { GatewayError, isGatewayError } from '../decision/refusal.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { bearerRefusal, named } from './bearer-claims.js';
 import { discoverJwksUri } from './issuer-metadata.js';

@@ -4,7 +4,7 @@ import { keyedDigest, upstreamTokenKey } from '../cache/cache-keys.js';
 import { createValueSealer } from '../cache/sealed-value.js';
 import type { CacheStore } from '../cache/store.js';
 import type { TokenEndpointSettings } from '../config/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../decision/refusal.js';
 import { clientCredentialText, createTokenRequester, type IssuedToken, type TokenRequester } from './token-endpoint.js';
 
 export type OAuthUpstreamAuth = ({ readonly type: 'client_credentials' } | { readonly type: 'token_exchange' }) &

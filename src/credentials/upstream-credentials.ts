@@ -1,6 +1,6 @@
 import type { AuthContext } from '../auth/types.js';
 import type { UpstreamAuth } from '../config/types.js';
-import type { ElicitationRequest } from '../consent/elicitation.js';
+import type { ElicitationRequest } from '../decision/elicitation.js';
 import type { MaybePromise } from '../lib/maybe-promise.js';
 import { createOAuthHeaders, type OAuthCredentialDeps } from './oauth-credentials.js';
 import type { UserGrants } from './user-oauth.js';

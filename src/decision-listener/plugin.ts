@@ -10,9 +10,9 @@ import type { DecisionListenerSettings, DecisionProxy } from '../config/types.js
 import type { RequestFacts } from '../decision/facts.js';
 import { requestFacts } from '../request-facts.js';
 import { admit, authorize, authorizeWithoutBody } from '../decision/pipeline.js';
-import { refusalResponse } from '../decision/refusal.js';
+import { refusalResponse } from '../decision/responses.js';
 import { createDecisionState, type DecisionState } from '../decision/state.js';
-import { GatewayError, isGatewayError } from '../errors.js';
+import { GatewayError, isGatewayError } from '../decision/refusal.js';
 import { afterTurn } from '../observability/after-turn.js';
 import { auditRecord } from '../observability/audit.js';
 import { UNMATCHED_ROUTE, type GatewayMetrics } from '../observability/metrics.js';

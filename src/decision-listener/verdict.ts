@@ -1,4 +1,4 @@
-import type { ErrorResponse } from '../auth/responses.js';
+import type { ErrorResponse } from '../decision/responses.js';
 import type { DecisionState } from '../decision/state.js';
 import type { DecisionProxy } from '../config/types.js';
 

@@ -2,7 +2,7 @@ import { extractBearerToken, hasAccessTokenInQuery } from '../auth/authorization
 import { effectiveScopes, grantsAll } from '../auth/scopes.js';
 import type { AuthContext } from '../auth/types.js';
 import type { LimitSettings } from '../config/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from './refusal.js';
 import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { requiredScopes } from '../policy/required-scopes.js';
 import type { RouteRuntime } from '../runtime.js';

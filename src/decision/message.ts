@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors.js';
+import { GatewayError } from './refusal.js';
 import { inspectJsonRpcBody } from '../policy/jsonrpc.js';
 import { mirroredHeadersProblem, paramHeadersProblem } from '../policy/mcp-headers.js';
 import { hasUnplaceableResourceUri } from '../policy/required-scopes.js';

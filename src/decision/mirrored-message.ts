@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors.js';
+import { GatewayError } from './refusal.js';
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
 import { decodeMcpHeaderValue } from '../policy/mcp-headers.js';
 import type { HeaderMap } from './facts.js';

@@ -1,6 +1,6 @@
 import { grantsAll } from '../auth/scopes.js';
 import type { AuthContext } from '../auth/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from './refusal.js';
 import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { requiredScopes } from '../policy/required-scopes.js';
 import type { RouteRuntime } from '../runtime.js';

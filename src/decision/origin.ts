@@ -1,5 +1,5 @@
 import type { HostPolicy } from '../config/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from './refusal.js';
 import { corsDecision, preflightHeaders } from './cors.js';
 import { rebindingRefused } from './dns-rebinding.js';
 import type { RouteRuntime } from '../runtime.js';

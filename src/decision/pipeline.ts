@@ -1,6 +1,6 @@
 import { grantsAll } from '../auth/scopes.js';
 import type { AuthContext } from '../auth/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from './refusal.js';
 import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { declaredProtocolVersion, paramHeadersProblem, requiresMirroredHeaders } from '../policy/mcp-headers.js';
 import { dependsOnMessage, everyPolicyScope, hasUnplaceableResourceUri } from '../policy/required-scopes.js';

@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors.js';
+import { GatewayError } from './refusal.js';
 import type { RouteRuntime, Runtime } from '../runtime.js';
 import { pathOf, type RequestFacts } from './facts.js';
 import type { DecisionState } from './state.js';

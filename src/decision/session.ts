@@ -1,5 +1,5 @@
 import type { AuthContext } from '../auth/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from './refusal.js';
 import type { RouteRuntime } from '../runtime.js';
 import { bindingDecision } from '../session/bindings.js';
 import { readSessionId } from '../session/session-id.js';

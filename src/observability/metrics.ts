@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheStatus } from '../cache/store.js';
-import type { GatewayErrorCode } from '../errors.js';
+import type { RefusalCode } from '../decision/refusal.js';
 import { MEMORY_RECORD_KINDS } from '../config/memory-bounds.js';
 import type { AuthCounters } from './auth-counters.js';
 
@@ -55,7 +55,7 @@ export interface GatewayMetrics {
   authDecision(route: string, kind: AuthDecisionKind, result: AuthDecisionResult, seconds: number): void;
   upstream(this: void, route: string, statusClass: UpstreamStatusClass, seconds: number): void;
   /** A request refused with a GatewayError, by either front door: its route (or `unmatched`) and the error's code. */
-  refusal(route: string, code: GatewayErrorCode): void;
+  refusal(route: string, code: RefusalCode): void;
   configReload(result: ReloadResult): void;
   /** Where `cache_available` reads the shared cache's state at each scrape (the last one given counts). */
   watchCache(status: () => CacheStatus): void;

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { RouteVerifier, TokenKind } from '../auth/route-verifier.js';
 import type { AuthContext, TokenVerifier } from '../auth/types.js';
 import type { CompiledRoute } from '../config/types.js';
-import { isGatewayError } from '../errors.js';
+import { isGatewayError } from '../decision/refusal.js';
 import type { VerifierFactory } from '../runtime.js';
 import type { AuthDecisionResult, GatewayMetrics } from './metrics.js';
 

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../decision/refusal.js';
 
 /**
  * Maps one parsed JSON-RPC message to the one the client gets (policy/list-visibility.ts filterListResponse), or to
@@ -11,7 +11,7 @@ export type MessageRewrite = (message: unknown) => unknown;
 
 /** The answer cannot be filtered as `policy.hide_unauthorized` requires: refused (502), never relayed unfiltered. */
 export function unfilterable(reason: string): GatewayError {
-  return new GatewayError('upstream_unreachable', { reason });
+  return new GatewayError('list_unfilterable', { reason });
 }
 
 /** Largest JSON response, or single SSE event, the filter holds while rewriting a list. */

@@ -10,7 +10,7 @@ import { requestFacts } from '../request-facts.js';
 import { admit, authorize } from '../decision/pipeline.js';
 import { recordAnswer } from '../decision/session.js';
 import { createDecisionState, NO_RESPONSE_HEADERS, type DecisionState } from '../decision/state.js';
-import { GatewayError, isGatewayError } from '../errors.js';
+import { GatewayError, isGatewayError } from '../decision/refusal.js';
 import { settle } from '../lib/maybe-promise.js';
 import { isEventStream, isJsonMediaType } from '../lib/media-type.js';
 import { filterListResponse, filterReplayedListResponse, isFilteredList } from '../policy/list-visibility.js';

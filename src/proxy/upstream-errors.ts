@@ -1,6 +1,6 @@
-import type { GatewayErrorCode } from '../errors.js';
+import type { RefusalCode } from '../decision/refusal.js';
 
-export type UpstreamFailure = Extract<GatewayErrorCode, 'upstream_unreachable' | 'upstream_timeout'>;
+export type UpstreamFailure = Extract<RefusalCode, 'upstream_unreachable' | 'upstream_timeout'>;
 
 /** Codes of errors meaning the upstream accepted the request but did not answer in time (→ 504): undici's timeouts. */
 const TIMEOUT_CODES: ReadonlySet<string> = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);

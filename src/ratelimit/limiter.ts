@@ -3,7 +3,7 @@ import type { AuthContext } from '../auth/types.js';
 import { rateLimitKey } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import type { RateLimitSettings } from '../config/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../decision/refusal.js';
 import { perObject } from '../lib/memo.js';
 
 export interface RateLimiter {

@@ -4,7 +4,7 @@ import type { AuthContext } from '../auth/types.js';
 import { keyedDigest, sessionBindingKey } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import type { SessionSettings } from '../config/types.js';
-import { GatewayError } from '../errors.js';
+import { GatewayError } from '../decision/refusal.js';
 import { perObject } from '../lib/memo.js';
 
 /**

@@ -1,4 +1,4 @@
-import { isGatewayError } from '../../src/errors.js';
+import { isGatewayError } from '../../src/decision/refusal.js';
 import type { MaybePromise } from '../../src/lib/maybe-promise.js';
 
 /**

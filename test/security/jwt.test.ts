@@ -10,7 +10,7 @@ import { JWKS_MAX_AGE_MS, JWKS_RETRY_BACKOFF_MS } from '../../src/auth/jwks-sour
 import { createJwtVerifier, createJwtVerifierCaches, type JwtVerifierCaches } from '../../src/auth/jwt-verifier.js';
 import type { TokenVerifier } from '../../src/auth/types.js';
 import type { JwtSettings } from '../../src/config/types.js';
-import { GatewayError } from '../../src/errors.js';
+import { GatewayError } from '../../src/decision/refusal.js';
 import type { MaybePromise } from '../../src/lib/maybe-promise.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 import { compileJwtSettings } from '../helpers/gateway.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { challengeScopes } from '../../../src/auth/challenge.js';
+import { challengeScopes } from '../../../src/decision/challenge.js';
 import { broadestScopes, impliedScopes } from '../../../src/config/compile.js';
 import { protectedResourceMetadata } from '../../../src/metadata/document.js';
 import { compiled, configWith, parseObject } from './fixtures.js';

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { GatewayError } from '../../../src/errors.js';
+import type { GatewayError } from '../../../src/decision/refusal.js';
 import { createSseRewriter, readCapped, rewriteJsonBody, type MessageRewrite } from '../../../src/proxy/list-filter.js';
 
 /** Marks every rewritten message, so a test sees which events went through the rewrite. */
@@ -63,7 +63,7 @@ describe('createSseRewriter', () => {
     const failed = once(rewriter, 'error');
     rewriter.write(`data: {"big":"${'x'.repeat(100)}`);
     const [error] = (await failed) as [GatewayError];
-    expect(error).toMatchObject({ code: 'upstream_unreachable', reason: 'list_event_too_large' });
+    expect(error).toMatchObject({ code: 'list_unfilterable', reason: 'list_event_too_large' });
   });
 
   /** Passes (marked) only messages with `ok`, withholding the rest. */
@@ -82,7 +82,7 @@ describe('createSseRewriter', () => {
     const failed = once(rewriter, 'error');
     rewriter.end(`data: {"ok":true}\n\n${event}`);
     const [error] = (await failed) as [GatewayError];
-    expect(error).toMatchObject({ code: 'upstream_unreachable', reason });
+    expect(error).toMatchObject({ code: 'list_unfilterable', reason });
     expect(output.join('')).toBe('data: {"rewritten":{"ok":true}}\n\n');
   });
 });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../../src/auth/types.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import type { CacheStore } from '../../../src/cache/store.js';
-import { isGatewayError } from '../../../src/errors.js';
+import { isGatewayError } from '../../../src/decision/refusal.js';
 import { createRateLimiter } from '../../../src/ratelimit/limiter.js';
 import { outcome } from '../../helpers/outcome.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { errorResponse } from '../../../src/auth/responses.js';
-import { GatewayError, type GatewayErrorCode, type UrlElicitation } from '../../../src/errors.js';
+import { errorResponse } from '../../../src/decision/responses.js';
+import { GatewayError, type RefusalCode, type UrlElicitation } from '../../../src/decision/refusal.js';
 
 /** Every code of the closed set, so a new one is covered by the checks below the day it is added. */
-const CODES: Readonly<Record<GatewayErrorCode, true>> = {
+const CODES: Readonly<Record<RefusalCode, true>> = {
   missing_token: true,
   invalid_request: true,
   invalid_token: true,
@@ -31,15 +31,36 @@ const CODES: Readonly<Record<GatewayErrorCode, true>> = {
   proxy_unauthenticated: true,
   proxy_description_conflict: true,
   proxy_description_incomplete: true,
+  bad_request: true,
+  internal_error: true,
+  list_unfilterable: true,
 };
+
+/** A refusal of `code` with the fields the code requires (the same value for every test). */
+function refusalOf(code: RefusalCode): GatewayError {
+  switch (code) {
+    case 'insufficient_scope':
+      return new GatewayError(code, { requiredScopes: ['mcp'] });
+    case 'rate_limited':
+    case 'too_many_streams':
+    case 'too_many_requests':
+      return new GatewayError(code, { retryAfterMs: 1_000 });
+    case 'elicitation_required':
+      return new GatewayError(code, { elicitation: { answer: 'not_connected', message: 'Connect' } });
+    case 'bad_request':
+      return new GatewayError(code, { status: 400 });
+    default:
+      return new GatewayError(code);
+  }
+}
 
 const CHALLENGE = { metadataUrl: 'https://gw.example/.well-known/oauth-protected-resource/mcp', challengeScopes: ['mcp'] };
 
 describe('errorResponse: JSON-RPC error codes', () => {
-  it.each(Object.keys(CODES) as GatewayErrorCode[])(
+  it.each(Object.keys(CODES) as RefusalCode[])(
     '%s uses a standard JSON-RPC code or one MCP defines (-32020…-32022), never another of -32000…-32099',
     (code) => {
-      const { body } = errorResponse(new GatewayError(code), CHALLENGE, 7);
+      const { body } = errorResponse(refusalOf(code), CHALLENGE, 7);
       const parsed = JSON.parse(body) as { error?: { code?: unknown } };
       const jsonRpcCode = parsed.error?.code;
       if (typeof jsonRpcCode !== 'number') return;
@@ -49,7 +70,7 @@ describe('errorResponse: JSON-RPC error codes', () => {
     },
   );
 
-  it.each<[GatewayErrorCode, number, number]>([
+  it.each<[RefusalCode, number, number]>([
     ['header_mismatch', 400, -32020],
     ['invalid_jsonrpc', 400, -32600],
     ['invalid_params', 400, -32602],
@@ -63,7 +84,7 @@ describe('errorResponse: JSON-RPC error codes', () => {
     ['too_many_requests', 429, -32603],
     ['session_not_found', 404, -32600],
   ])('%s → HTTP %i, JSON-RPC %i', (code, status, jsonRpcCode) => {
-    const response = errorResponse(new GatewayError(code), CHALLENGE, 7);
+    const response = errorResponse(refusalOf(code), CHALLENGE, 7);
     expect(response.statusCode).toBe(status);
     expect((JSON.parse(response.body) as { error: { code: number } }).error.code).toBe(jsonRpcCode);
   });

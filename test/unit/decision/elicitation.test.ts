@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { carriesLink, elicitationAnswer, speaksMultiRoundTrip, type ElicitationRequest } from '../../../src/consent/elicitation.js';
+import { carriesLink, elicitationAnswer, speaksMultiRoundTrip, type ElicitationRequest } from '../../../src/decision/elicitation.js';
 
 const CAPABLE = Buffer.from(
   JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'x', _meta: { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { url: {} } } } } }),

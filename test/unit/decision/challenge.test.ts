@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildChallenge, CHALLENGE_DESCRIPTIONS } from '../../../src/auth/challenge.js';
-import type { ChallengeError } from '../../../src/auth/challenge.js';
+import { buildChallenge, CHALLENGE_DESCRIPTIONS } from '../../../src/decision/challenge.js';
+import type { ChallengeError } from '../../../src/decision/challenge.js';
 
 const PRM = 'https://gw.example.com/.well-known/oauth-protected-resource/calc/mcp';
 
