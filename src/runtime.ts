@@ -1,34 +1,17 @@
 import type { Logger } from 'pino';
 import { challengeScopes } from './decision/challenge.js';
-import type { TokenVerifier } from './auth/types.js';
+import type { DecisionRuntime, RouteRuntime, TokenVerifier } from './decision/ports.js';
 import type { CacheStore } from './cache/store.js';
 import type { CompiledConfig, CompiledRoute } from './config/types.js';
 import { createConsentRuntime, type ConsentRuntime } from './consent/service.js';
-import { createIdentityAsserter, type IdentityAsserter } from './identity/assertion.js';
+import { createIdentityAsserter } from './identity/assertion.js';
 import { auditPrincipal, type AuditPrincipal } from './observability/audit.js';
 import type { SigningKey, SigningKeySource } from './identity/signing-key.js';
-import { createUpstreamCredentialProvider, type UpstreamCredentialProvider } from './credentials/upstream-credentials.js';
-import { createRateLimiter, type RateLimiter } from './ratelimit/limiter.js';
-import { createSessionBindings, type SeenSessions, type SessionBindings } from './session/bindings.js';
+import { createUpstreamCredentialProvider } from './credentials/upstream-credentials.js';
+import { createRateLimiter } from './ratelimit/limiter.js';
+import { createSessionBindings, type SeenSessions } from './session/bindings.js';
 
-/** Everything a request on one route needs, built once per compiled config. */
-export interface RouteRuntime {
-  readonly route: CompiledRoute;
-  readonly verifier: TokenVerifier;
-  readonly credentials: UpstreamCredentialProvider;
-  /** Signs the identity assertion sent upstream, when the route has `upstream.identity`. */
-  readonly identity: IdentityAsserter | undefined;
-  readonly sessions: SessionBindings;
-  /** Absent when the route has no `rate_limit`. */
-  readonly rateLimiter: RateLimiter | undefined;
-  /** Scopes advertised in a 401 challenge (`challengeScopes` in src/auth/challenge.ts). */
-  readonly challengeScopes: readonly string[];
-}
-
-export interface Runtime {
-  readonly config: CompiledConfig;
-  /** Keyed by normalised route path. */
-  readonly routes: ReadonlyMap<string, RouteRuntime>;
+export interface Runtime extends DecisionRuntime {
   /** Key of identity assertions, published at /.well-known/jwks.json; absent when nothing asserts identity. */
   readonly signingKey: SigningKey | undefined;
   /** Grants and consent pages of user_oauth routes; absent when no route uses user_oauth. */

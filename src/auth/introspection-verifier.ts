@@ -18,9 +18,9 @@ import {
   type AcceptedEntry,
   type IntrospectionEntry,
 } from './introspection-entry.js';
-import type { AuthContext, TokenVerifier, VerifyRequest } from './types.js';
+import type { AuthContext, TokenVerifier, VerifyRequest } from '../decision/ports.js';
 // RFC 6750 §2.1 b64token: anything else cannot be a bearer token and never reaches the AS.
-import { B64TOKEN } from './authorization-header.js';
+import { B64TOKEN } from '../decision/bearer-token.js';
 
 export interface IntrospectionVerifierDeps {
   /** Shared by every route and replica; entries are facts about a token, re-checked per route. */

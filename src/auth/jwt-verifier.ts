@@ -10,9 +10,9 @@ import { bearerRefusal, named } from './bearer-claims.js';
 import { discoverJwksUri } from './issuer-metadata.js';
 import { closeJwksLocation, createJwksLocation, createJwksSource, type JwksLocation } from './jwks-source.js';
 import { perConnection } from '../lib/memo.js';
-import { parseScopeClaim } from './scopes.js';
+import { parseScopeClaim } from '../policy/scopes.js';
 import { createSharedPool, type SharedPool } from './shared-pool.js';
-import type { AuthContext, TokenVerifier } from './types.js';
+import type { AuthContext, TokenVerifier } from '../decision/ports.js';
 
 export interface JwtVerifierOptions {
   /** Milliseconds since the epoch; drives claim checks, the JWKS cache and the result cache. */

@@ -1,4 +1,4 @@
-import { B64TOKEN } from '../auth/authorization-header.js';
+import { B64TOKEN } from '../decision/bearer-token.js';
 
 /**
  * Why `token` cannot be sent as a bearer token, in words that never quote it; undefined when it can. Checked

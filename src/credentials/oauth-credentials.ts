@@ -1,5 +1,5 @@
 import { principalOf } from '../auth/principal.js';
-import type { AuthContext } from '../auth/types.js';
+import type { AuthContext } from '../decision/ports.js';
 import { keyedDigest, upstreamTokenKey } from '../cache/cache-keys.js';
 import { createValueSealer } from '../cache/sealed-value.js';
 import type { CacheStore } from '../cache/store.js';

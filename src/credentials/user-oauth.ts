@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { AuthContext } from '../auth/types.js';
+import type { AuthContext } from '../decision/ports.js';
 import type { UserOAuthSettings } from '../config/types.js';
 import type { GrantAudit, GrantActor } from '../consent/audit.js';
 import { carriesLink, elicitationAnswer, type ElicitationRequest } from '../decision/elicitation.js';
@@ -9,7 +9,7 @@ import type { Lookup } from '../consent/records.js';
 import { GatewayError } from '../decision/refusal.js';
 import type { AuthorizationCodeFlow } from './authorization-code-client.js';
 import type { IssuedToken, TokenRequestResult } from './token-endpoint.js';
-import type { UpstreamCredentialProvider } from './upstream-credentials.js';
+import type { UpstreamCredentialProvider } from '../decision/ports.js';
 
 /**
  * `user_oauth` on one route: the caller's own grant at the upstream's authorization server. No grant → a URL

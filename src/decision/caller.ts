@@ -1,11 +1,11 @@
-import { extractBearerToken, hasAccessTokenInQuery } from '../auth/authorization-header.js';
-import { effectiveScopes, grantsAll } from '../auth/scopes.js';
-import type { AuthContext } from '../auth/types.js';
+import { extractBearerToken, hasAccessTokenInQuery } from './bearer-token.js';
+import { effectiveScopes, grantsAll } from '../policy/scopes.js';
+import type { AuthContext } from './ports.js';
 import type { LimitSettings } from '../config/types.js';
 import { GatewayError } from './refusal.js';
 import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { requiredScopes } from '../policy/required-scopes.js';
-import type { RouteRuntime } from '../runtime.js';
+import type { RouteRuntime } from './ports.js';
 import { singleHeader, type RequestFacts } from './facts.js';
 import { keepCallerToken, type DecisionState } from './state.js';
 

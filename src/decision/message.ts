@@ -2,7 +2,7 @@ import { GatewayError } from './refusal.js';
 import { inspectJsonRpcBody } from '../policy/jsonrpc.js';
 import { mirroredHeadersProblem, paramHeadersProblem } from '../policy/mcp-headers.js';
 import { hasUnplaceableResourceUri } from '../policy/required-scopes.js';
-import type { RouteRuntime } from '../runtime.js';
+import type { RouteRuntime } from './ports.js';
 import { singleHeader, type RequestFacts } from './facts.js';
 import type { DecisionState } from './state.js';
 

@@ -1,9 +1,9 @@
-import { grantsAll } from '../auth/scopes.js';
-import type { AuthContext } from '../auth/types.js';
+import { grantsAll } from '../policy/scopes.js';
+import type { AuthContext } from './ports.js';
 import { GatewayError } from './refusal.js';
 import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { requiredScopes } from '../policy/required-scopes.js';
-import type { RouteRuntime } from '../runtime.js';
+import type { RouteRuntime } from './ports.js';
 import { singleHeader, type RequestFacts } from './facts.js';
 import { callerToken, type DecisionState } from './state.js';
 

@@ -2,7 +2,7 @@ import type { HostPolicy } from '../config/types.js';
 import { GatewayError } from './refusal.js';
 import { corsDecision, preflightHeaders } from './cors.js';
 import { rebindingRefused } from './dns-rebinding.js';
-import type { RouteRuntime } from '../runtime.js';
+import type { RouteRuntime } from './ports.js';
 import { singleHeader, type RequestFacts } from './facts.js';
 import type { DecisionState } from './state.js';
 import type { EarlyAnswer } from './answers.js';

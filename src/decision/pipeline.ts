@@ -1,10 +1,10 @@
-import { grantsAll } from '../auth/scopes.js';
-import type { AuthContext } from '../auth/types.js';
+import { grantsAll } from '../policy/scopes.js';
+import type { AuthContext } from './ports.js';
 import { GatewayError } from './refusal.js';
 import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { declaredProtocolVersion, paramHeadersProblem, requiresMirroredHeaders } from '../policy/mcp-headers.js';
 import { dependsOnMessage, everyPolicyScope, hasUnplaceableResourceUri } from '../policy/required-scopes.js';
-import type { RouteRuntime, Runtime } from '../runtime.js';
+import type { DecisionRuntime, RouteRuntime } from './ports.js';
 import { methodAnswer, type EarlyAnswer } from './answers.js';
 import { authenticate, checkRouteScopes } from './caller.js';
 import type { RequestFacts } from './facts.js';
@@ -27,7 +27,7 @@ import type { DecisionState } from './state.js';
  * a thrown refusal as well as a rejected one.
  */
 export function admit(
-  runtime: Runtime,
+  runtime: DecisionRuntime,
   facts: RequestFacts,
   state: DecisionState,
   sessions: SessionBinding = 'bound_at_initialize',

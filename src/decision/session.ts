@@ -1,8 +1,7 @@
-import type { AuthContext } from '../auth/types.js';
+import type { AuthContext, BindingState } from './ports.js';
 import { GatewayError } from './refusal.js';
-import type { RouteRuntime } from '../runtime.js';
-import { bindingDecision } from '../session/bindings.js';
-import { readSessionId } from '../session/session-id.js';
+import type { RouteRuntime } from './ports.js';
+import { readSessionId } from './session-id.js';
 import type { RequestFacts } from './facts.js';
 import type { DecisionState } from './state.js';
 
@@ -65,4 +64,23 @@ export function recordAnswer(httpMethod: string, state: DecisionState, answer: U
   if (httpMethod !== 'POST' || state.sessionId !== undefined || state.message?.method !== 'initialize') return true;
   const issued = readSessionId(answer.sessionIdHeader);
   return issued.kind !== 'valid' || entry.sessions.bind(issued.id, auth);
+}
+
+/**
+ * The gateway's answer to a request carrying a session id (fail closed): only the owner passes. A foreign and an
+ * unknown session read the same (404, as MCP servers answer expired sessions; clients then re-initialize), so the
+ * answer is no oracle of other users' sessions, and a lost binding cannot be claimed by whoever presents the id
+ * first. A store that cannot answer is a 503: the session is not declared dead, and nobody else gets in.
+ */
+export function bindingDecision(state: BindingState): GatewayError | undefined {
+  switch (state) {
+    case 'owned':
+      return undefined;
+    case 'foreign':
+      return new GatewayError('session_not_found', { reason: 'session_bound_to_other_principal' });
+    case 'unknown':
+      return new GatewayError('session_not_found', { reason: 'session_not_bound' });
+    case 'unavailable':
+      return new GatewayError('auth_unavailable', { reason: 'session_store_unavailable' });
+  }
 }

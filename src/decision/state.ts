@@ -1,6 +1,6 @@
-import type { AuthContext } from '../auth/types.js';
+import type { AuthContext } from './ports.js';
 import type { JsonRpcId, JsonRpcMessageFacts } from '../policy/jsonrpc.js';
-import type { RouteRuntime } from '../runtime.js';
+import type { RouteRuntime } from './ports.js';
 
 /**
  * One request's decision so far, filled in step by step; the front door that owns the request keeps it and reads

@@ -1,18 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { AuthContext } from '../auth/types.js';
+import type { IdentityAsserter } from '../decision/ports.js';
 import type { IdentitySettings } from '../config/types.js';
 import type { SigningKey } from './signing-key.js';
 
 /** Explicit JWT type (RFC 8725 §3.11): an identity assertion is never mistaken for an access token. */
 export const IDENTITY_ASSERTION_TYP = 'mcp-identity+jwt';
-
-export interface IdentityAsserter {
-  /** Lowercase header name the assertion travels in. */
-  readonly header: string;
-  /** A fresh assertion for one request: `scopes` are the caller's effective scopes (policy.implies applied). */
-  assert(auth: AuthContext, scopes: ReadonlySet<string>): Promise<string>;
-}
 
 export interface IdentityAsserterOptions {
   /** `iss`: the gateway's public URL. */

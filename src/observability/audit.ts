@@ -1,4 +1,4 @@
-import type { AuthContext } from '../auth/types.js';
+import type { AuthContext } from '../decision/ports.js';
 import { principalDigest } from '../cache/cache-keys.js';
 import { perObject } from '../lib/memo.js';
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';

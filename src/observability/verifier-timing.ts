@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { RouteVerifier, TokenKind } from '../auth/route-verifier.js';
-import type { AuthContext, TokenVerifier } from '../auth/types.js';
+import type { AuthContext, TokenVerifier } from '../decision/ports.js';
 import type { CompiledRoute } from '../config/types.js';
 import { isGatewayError } from '../decision/refusal.js';
 import type { VerifierFactory } from '../runtime.js';

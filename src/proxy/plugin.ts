@@ -1,10 +1,11 @@
+import type { PrincipalSlots } from '../decision/ports.js';
 import { METHODS, type IncomingHttpHeaders } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { pipeline, Readable } from 'node:stream';
 import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
-import { grantsAll } from '../auth/scopes.js';
+import { grantsAll } from '../policy/scopes.js';
 import type { RequestFacts } from '../decision/facts.js';
 import { requestFacts } from '../request-facts.js';
 import { admit, authorize } from '../decision/pipeline.js';
@@ -17,10 +18,10 @@ import { filterListResponse, filterReplayedListResponse, isFilteredList } from '
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
 import { requiredScopes } from '../policy/required-scopes.js';
 import type { LimitSettings } from '../config/types.js';
-import type { PrincipalSlots } from '../ratelimit/principal-slots.js';
 import { trackEventStream } from '../observability/plugin.js';
 import type { SseStreams } from '../observability/sse-streams.js';
-import type { RouteRuntime, Runtime } from '../runtime.js';
+import type { RouteRuntime } from '../decision/ports.js';
+import type { Runtime } from '../runtime.js';
 import { upstreamRequestHeaders, upstreamResponseHeaders } from './headers.js';
 import { createSseRewriter, MAX_FILTERED_MESSAGE_BYTES, readCapped, rewriteJsonBody, unfilterable, type MessageRewrite } from './list-filter.js';
 import { UpstreamCall, type UpstreamAnswer } from './upstream-call.js';

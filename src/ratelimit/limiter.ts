@@ -1,15 +1,10 @@
 import { principalOf } from '../auth/principal.js';
-import type { AuthContext } from '../auth/types.js';
+import type { AuthContext, RateLimiter } from '../decision/ports.js';
 import { rateLimitKey } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import type { RateLimitSettings } from '../config/types.js';
 import { GatewayError } from '../decision/refusal.js';
 import { perObject } from '../lib/memo.js';
-
-export interface RateLimiter {
-  /** Resolves when the caller may proceed; rejects with `rate_limited` (429 + Retry-After) when not. */
-  take(auth: AuthContext): Promise<void>;
-}
 
 export interface RateLimiterDeps {
   readonly store: CacheStore;

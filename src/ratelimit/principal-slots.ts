@@ -1,19 +1,5 @@
-import type { AuthContext } from '../auth/types.js';
+import type { AuthContext, PrincipalSlots } from '../decision/ports.js';
 import { perObject } from '../lib/memo.js';
-
-/**
- * Slots per principal on this process, for what one caller may hold at once: standalone SSE streams
- * (`limits.max_streams_per_principal`) and requests in flight at the upstream
- * (`limits.max_concurrent_requests_per_principal`), so one caller cannot hold every socket and upstream stream of
- * the gateway. Counts live in this process only; with several replicas a cap applies per replica (a cross-replica
- * count would need leases that survive a crash).
- */
-export interface PrincipalSlots {
-  /** Takes a slot for the caller; the release to call when it ends, or `undefined` at the cap. */
-  acquire(auth: AuthContext, max: number): (() => void) | undefined;
-  /** Slots the caller holds (tests, metrics). */
-  open(auth: AuthContext): number;
-}
 
 /**
  * Whose slots count together: a user (issuer and subject) through every client, since a user who registers
@@ -26,6 +12,13 @@ function capHolder(auth: AuthContext): string {
   );
 }
 
+/**
+ * Slots per principal on this process, for what one caller may hold at once: standalone SSE streams
+ * (`limits.max_streams_per_principal`) and requests in flight at the upstream
+ * (`limits.max_concurrent_requests_per_principal`), so one caller cannot hold every socket and upstream stream of
+ * the gateway. Counts live in this process only; with several replicas a cap applies per replica (a cross-replica
+ * count would need leases that survive a crash).
+ */
 export function createPrincipalSlots(): PrincipalSlots {
   const counts = new Map<string, number>();
   const keyOf = perObject(capHolder);

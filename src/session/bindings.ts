@@ -1,30 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import { principalOf } from '../auth/principal.js';
-import type { AuthContext } from '../auth/types.js';
+import type { AuthContext, BindingState, SessionBindings } from '../decision/ports.js';
 import { keyedDigest, sessionBindingKey } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import type { SessionSettings } from '../config/types.js';
-import { GatewayError } from '../decision/refusal.js';
 import { perObject } from '../lib/memo.js';
-
-/**
- * What the store says about a session id for this caller: bound to them (`owned`), bound to someone else
- * (`foreign`), not bound at all (`unknown`), or the store could not answer (`unavailable`).
- */
-export type BindingState = 'owned' | 'foreign' | 'unknown' | 'unavailable';
-
-export interface SessionBindings {
-  /** Looks the binding up; an owned binding's idle TTL starts again. */
-  check(sessionId: string, auth: AuthContext): Promise<BindingState>;
-  /** Binds a session id the upstream just issued to the caller that opened it; false when the store did not take it. */
-  bind(sessionId: string, auth: AuthContext): Promise<boolean>;
-  /**
-   * Binds a session id nobody holds yet to this caller, atomically (one claimant wins across replicas), and says
-   * whose it is now. For front doors that never see the upstream's initialize answer.
-   */
-  claim(sessionId: string, auth: AuthContext): Promise<BindingState>;
-  release(sessionId: string): Promise<void>;
-}
 
 export interface SessionBindingDeps {
   readonly store: CacheStore;
@@ -121,23 +101,4 @@ export function createSessionBindings(route: string, settings: SessionSettings, 
       await deps.store.delete(bindingKey);
     },
   };
-}
-
-/**
- * The gateway's answer to a request carrying a session id (fail closed): only the owner passes. A foreign and an
- * unknown session read the same (404, as MCP servers answer expired sessions; clients then re-initialize), so the
- * answer is no oracle of other users' sessions, and a lost binding cannot be claimed by whoever presents the id
- * first. A store that cannot answer is a 503: the session is not declared dead, and nobody else gets in.
- */
-export function bindingDecision(state: BindingState): GatewayError | undefined {
-  switch (state) {
-    case 'owned':
-      return undefined;
-    case 'foreign':
-      return new GatewayError('session_not_found', { reason: 'session_bound_to_other_principal' });
-    case 'unknown':
-      return new GatewayError('session_not_found', { reason: 'session_not_bound' });
-    case 'unavailable':
-      return new GatewayError('auth_unavailable', { reason: 'session_store_unavailable' });
-  }
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createIntrospectionVerifier, LOCAL_TTL_MS } from '../../src/auth/introspection-verifier.js';
-import type { TokenVerifier } from '../../src/auth/types.js';
+import type { TokenVerifier } from '../../src/decision/ports.js';
 import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
 import {
   active,

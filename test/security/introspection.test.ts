@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createIntrospectionVerifier, LOCAL_TTL_MS, type IntrospectionVerifierDeps } from '../../src/auth/introspection-verifier.js';
-import type { TokenVerifier } from '../../src/auth/types.js';
+import type { TokenVerifier } from '../../src/decision/ports.js';
 import { introspectionCacheKey } from '../../src/cache/cache-keys.js';
 import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
 import type { CacheStore } from '../../src/cache/store.js';

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { JWKS_MAX_AGE_MS, JWKS_RETRY_BACKOFF_MS } from '../../src/auth/jwks-source.js';
 import { createJwtVerifier, createJwtVerifierCaches, type JwtVerifierCaches } from '../../src/auth/jwt-verifier.js';
-import type { TokenVerifier } from '../../src/auth/types.js';
+import type { TokenVerifier } from '../../src/decision/ports.js';
 import type { JwtSettings } from '../../src/config/types.js';
 import { GatewayError } from '../../src/decision/refusal.js';
 import type { MaybePromise } from '../../src/lib/maybe-promise.js';

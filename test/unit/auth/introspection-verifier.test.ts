@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { basicCredentials } from '../../../src/auth/introspection-client.js';
 import { createIntrospectionVerifier, type IntrospectionVerifierDeps } from '../../../src/auth/introspection-verifier.js';
-import type { TokenVerifier } from '../../../src/auth/types.js';
+import type { TokenVerifier } from '../../../src/decision/ports.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import type { CacheStore } from '../../../src/cache/store.js';
 import { Secret } from '../../../src/config/secret.js';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createJwtVerifier, createJwtVerifierCaches, type JwtVerifierCaches } from '../../../src/auth/jwt-verifier.js';
-import type { TokenVerifier } from '../../../src/auth/types.js';
+import type { TokenVerifier } from '../../../src/decision/ports.js';
 import type { JwtSettings } from '../../../src/config/types.js';
 import { compileJwtSettings } from '../../helpers/gateway.js';
 import { outcome } from '../../helpers/outcome.js';

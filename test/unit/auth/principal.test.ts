@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { principalOf } from '../../../src/auth/principal.js';
-import type { AuthContext } from '../../../src/auth/types.js';
+import type { AuthContext } from '../../../src/decision/ports.js';
 
 function caller(overrides: Partial<AuthContext> = {}): AuthContext {
   return { issuer: 'https://as.example.test', subject: 'alice', clientId: 'app', scopes: new Set(), audience: [], expiresAt: 0, tokenKind: 'jwt', ...overrides };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dispatchingVerifier, type TokenKind } from '../../../src/auth/route-verifier.js';
-import type { AuthContext, TokenVerifier } from '../../../src/auth/types.js';
+import type { AuthContext, TokenVerifier } from '../../../src/decision/ports.js';
 
 const ISSUER = 'https://i.example.test';
 const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');

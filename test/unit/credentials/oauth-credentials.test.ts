@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { exportJWK, generateKeyPair, jwtVerify } from 'jose';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { basicCredentials } from '../../../src/auth/introspection-client.js';
-import type { AuthContext } from '../../../src/auth/types.js';
+import type { AuthContext } from '../../../src/decision/ports.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { createRedisStore, type RedisStore } from '../../../src/cache/redis-store.js';
 import type { CacheStore } from '../../../src/cache/store.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import type { AuthContext } from '../../../src/auth/types.js';
+import type { AuthContext } from '../../../src/decision/ports.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { Secret } from '../../../src/config/secret.js';
 import type { UpstreamAuth } from '../../../src/config/types.js';

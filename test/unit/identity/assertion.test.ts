@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { createLocalJWKSet, decodeProtectedHeader, exportJWK, exportPKCS8, generateKeyPair, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
-import type { AuthContext } from '../../../src/auth/types.js';
+import type { AuthContext } from '../../../src/decision/ports.js';
 import { Secret } from '../../../src/config/secret.js';
 import { createIdentityAsserter, IDENTITY_ASSERTION_TYP } from '../../../src/identity/assertion.js';
 import { createSigningKeySource, generateSigningKey, signingKeyFrom } from '../../../src/identity/signing-key.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AuthContext } from '../../../src/auth/types.js';
+import type { AuthContext } from '../../../src/decision/ports.js';
 import { perConnection, perObject } from '../../../src/lib/memo.js';
 
 function caller(overrides: Partial<AuthContext> = {}): AuthContext {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AuthContext } from '../../../src/auth/types.js';
+import type { AuthContext } from '../../../src/decision/ports.js';
 import { principalDigest } from '../../../src/cache/cache-keys.js';
 import { auditPrincipal, auditRecord, clearPrincipal, MAX_AUDIT_NAME_LENGTH } from '../../../src/observability/audit.js';
 import { redactFields, SENSITIVE_KEYS } from '../../../src/observability/logger.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dispatchingVerifier } from '../../../src/auth/route-verifier.js';
-import type { AuthContext, TokenVerifier } from '../../../src/auth/types.js';
+import type { AuthContext, TokenVerifier } from '../../../src/decision/ports.js';
 import type { CompiledRoute } from '../../../src/config/types.js';
 import { GatewayError } from '../../../src/decision/refusal.js';
 import type { AuthDecisionKind, AuthDecisionResult } from '../../../src/observability/metrics.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { AuthContext } from '../../../src/auth/types.js';
+import type { AuthContext } from '../../../src/decision/ports.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import type { CacheStore } from '../../../src/cache/store.js';
 import { isGatewayError } from '../../../src/decision/refusal.js';

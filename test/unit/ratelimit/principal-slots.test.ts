@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AuthContext } from '../../../src/auth/types.js';
+import type { AuthContext } from '../../../src/decision/ports.js';
 import { createPrincipalSlots } from '../../../src/ratelimit/principal-slots.js';
 
 const caller = (subject: string | undefined, clientId = 'ide'): AuthContext => ({

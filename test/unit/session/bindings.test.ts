@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthContext } from '../../../src/auth/types.js';
+import type { AuthContext, BindingState } from '../../../src/decision/ports.js';
+import { bindingDecision } from '../../../src/decision/session.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { createRedisStore } from '../../../src/cache/redis-store.js';
-import { bindingDecision, createSeenSessions, createSessionBindings, type BindingState } from '../../../src/session/bindings.js';
+import { createSeenSessions, createSessionBindings } from '../../../src/session/bindings.js';
 import { spawnRedis, startRedis, uniquePrefix, type RedisHandle } from '../../helpers/redis.js';
 import { TEST_REDIS_COMMAND_TIMEOUT_MS } from '../../helpers/redis-timeouts.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { grantsAll, parseScopeClaim } from '../../../src/auth/scopes.js';
+import { grantsAll, parseScopeClaim } from '../../../src/policy/scopes.js';
 
 describe('parseScopeClaim', () => {
   it.each<[unknown, string[] | undefined]>([

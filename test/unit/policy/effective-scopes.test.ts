@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { effectiveScopes, grantsAll } from '../../../src/auth/scopes.js';
+import { effectiveScopes, grantsAll } from '../../../src/policy/scopes.js';
 import { impliedScopes } from '../../../src/config/compile.js';
 
 describe('effectiveScopes (policy.implies)', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractBearerToken, hasAccessTokenInQuery } from '../../../src/auth/authorization-header.js';
+import { extractBearerToken, hasAccessTokenInQuery } from '../../../src/decision/bearer-token.js';
 
 const MAX = 64;
 const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhIn0.c2ln';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_SESSION_ID_BYTES, readSessionId } from '../../../src/session/session-id.js';
+import { MAX_SESSION_ID_BYTES, readSessionId } from '../../../src/decision/session-id.js';
 
 describe('readSessionId (checklist G2)', () => {
   it.each<[string, string | string[] | undefined, string]>([

@@ -1,0 +1,124 @@
+import type { CompiledConfig, CompiledRoute } from '../config/types.js';
+import type { MaybePromise } from '../lib/maybe-promise.js';
+import type { ElicitationRequest } from './elicitation.js';
+
+/**
+ * The decision's ports: the caller it works out and the services it needs, as interfaces of its own. The wiring
+ * root (src/gateway/) builds the implementations (auth/, credentials/, grants/, session/, ratelimit/, identity/);
+ * the decision imports none of them.
+ */
+
+/** What the gateway knows about the caller after a token was accepted. Never contains the token itself. */
+export interface AuthContext {
+  readonly issuer: string;
+  /** `sub`; absent for some client_credentials tokens. */
+  readonly subject: string | undefined;
+  /** `client_id` (or `azp`), when the token carries it. */
+  readonly clientId: string | undefined;
+  readonly scopes: ReadonlySet<string>;
+  readonly audience: readonly string[];
+  /** Expiry, milliseconds since the epoch. */
+  readonly expiresAt: number;
+  readonly tokenKind: 'jwt' | 'introspection';
+}
+
+/** What a verifier may know about the request besides its token. */
+export interface VerifyRequest {
+  /** The client's network address (the TCP peer): introspection shares its capacity fairly between clients. */
+  readonly clientAddress?: string | undefined;
+  /** The connection the token came on (its socket): the token's cache key is remembered for it (`perConnection`). */
+  readonly connection?: object | undefined;
+}
+
+/**
+ * Validates a bearer token for one route. Gives an AuthContext, or rejects with a GatewayError whose code is
+ * `invalid_token` (the token is bad) or `auth_unavailable` (the gateway cannot decide now). Never anything else.
+ * A verdict at hand (a token verified before) comes back at once rather than as a promise; a refusal always comes
+ * as a rejected promise.
+ */
+export interface TokenVerifier {
+  verify(token: string, request?: VerifyRequest): MaybePromise<AuthContext>;
+  /** True once the verifier can decide (e.g. JWKS fetched at least once). */
+  isReady(): boolean;
+  /** Warm-up at start (fetch JWKS); never throws. */
+  warm(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Headers that authenticate the gateway to one route's upstream. Takes the caller's AuthContext and token so that
+ * per-principal credentials (RFC 8693 token exchange) fit the same seam: the token is only ever sent to the
+ * configured exchange endpoint as `subject_token`, never to the upstream, and is never among the headers.
+ */
+export interface UpstreamCredentialProvider {
+  /**
+   * `request`: what a per-user grant needs to ask for consent in the request's own protocol revision. A static
+   * credential comes at once; one that may have to be fetched comes as a promise (and any refusal as its rejection).
+   */
+  headersFor(auth: AuthContext, subjectToken: string, request?: ElicitationRequest): MaybePromise<Readonly<Record<string, string>>>;
+  /**
+   * The upstream answered 401 to a request sent with `sent`: a per-user grant (user_oauth) is dropped so the next
+   * request asks for consent again. Never throws.
+   */
+  upstreamRejected?(auth: AuthContext, sent: Readonly<Record<string, string>>): Promise<void>;
+}
+
+/**
+ * What the store says about a session id for this caller: bound to them (`owned`), bound to someone else
+ * (`foreign`), not bound at all (`unknown`), or the store could not answer (`unavailable`).
+ */
+export type BindingState = 'owned' | 'foreign' | 'unknown' | 'unavailable';
+
+/** Who owns which Mcp-Session-Id on one route. */
+export interface SessionBindings {
+  /** Looks the binding up; an owned binding's idle TTL starts again. */
+  check(sessionId: string, auth: AuthContext): Promise<BindingState>;
+  /** Binds a session id the upstream just issued to the caller that opened it; false when the store did not take it. */
+  bind(sessionId: string, auth: AuthContext): Promise<boolean>;
+  /**
+   * Binds a session id nobody holds yet to this caller, atomically (one claimant wins across replicas), and says
+   * whose it is now. For front doors that never see the upstream's initialize answer.
+   */
+  claim(sessionId: string, auth: AuthContext): Promise<BindingState>;
+  release(sessionId: string): Promise<void>;
+}
+
+export interface RateLimiter {
+  /** Resolves when the caller may proceed; rejects with `rate_limited` (429 + Retry-After) when not. */
+  take(auth: AuthContext): Promise<void>;
+}
+
+export interface IdentityAsserter {
+  /** Lowercase header name the assertion travels in. */
+  readonly header: string;
+  /** A fresh assertion for one request: `scopes` are the caller's effective scopes (policy.implies applied). */
+  assert(auth: AuthContext, scopes: ReadonlySet<string>): Promise<string>;
+}
+
+/** What one caller may hold at once on this process (streams, requests in flight). */
+export interface PrincipalSlots {
+  /** Takes a slot for the caller; the release to call when it ends, or `undefined` at the cap. */
+  acquire(auth: AuthContext, max: number): (() => void) | undefined;
+  /** Slots the caller holds (tests, metrics). */
+  open(auth: AuthContext): number;
+}
+
+/** Everything a request on one route needs, built once per compiled config by the wiring root. */
+export interface RouteRuntime {
+  readonly route: CompiledRoute;
+  readonly verifier: TokenVerifier;
+  readonly credentials: UpstreamCredentialProvider;
+  /** Signs the identity assertion sent upstream, when the route has `upstream.identity`. */
+  readonly identity: IdentityAsserter | undefined;
+  readonly sessions: SessionBindings;
+  /** Absent when the route has no `rate_limit`. */
+  readonly rateLimiter: RateLimiter | undefined;
+  /** Scopes advertised in a 401 challenge (`challengeScopes` in challenge.ts). */
+  readonly challengeScopes: readonly string[];
+}
+
+/** What the decision reads of one compiled config: its settings and its routes by normalised path. */
+export interface DecisionRuntime {
+  readonly config: CompiledConfig;
+  readonly routes: ReadonlyMap<string, RouteRuntime>;
+}
