@@ -1,5 +1,5 @@
 import type { TrustedProxies } from './config/trusted-proxies.js';
-import { singleHeader, type HeaderMap } from './decision/facts.js';
+import { singleHeader, type HeaderMap } from './decision/index.js';
 
 /** Who the client is and which Host it asked for, as far as the gateway may believe the peers in between. */
 export interface ClientOrigin {

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { TrustedProxies } from './config/trusted-proxies.js';
-import type { RequestFacts } from './decision/facts.js';
+import type { RequestFacts } from './decision/index.js';
 import { clientOrigin } from './forwarded.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import { challengeScopes } from './decision/challenge.js';
-import type { DecisionRuntime, RouteRuntime, TokenVerifier } from './decision/ports.js';
+import { challengeScopes } from './decision/index.js';
+import type { DecisionRuntime, RouteRuntime, TokenVerifier } from './decision/index.js';
 import type { CacheStore } from './cache/store.js';
 import type { CompiledConfig, CompiledRoute } from './config/types.js';
 import { createConsentRuntime, type ConsentRuntime } from './consent/service.js';
@@ -28,6 +28,8 @@ export interface RuntimeServices {
   readonly store: CacheStore;
   /** HMAC key of cache keys (shared by replicas with Redis). */
   readonly keySecret: Buffer;
+  /** Streams and requests in flight per caller on this process: counted across reloads. */
+  readonly slots: DecisionRuntime['slots'];
   readonly signingKeys: SigningKeySource;
   /** With Redis: the session bindings this replica has seen (served through a Redis outage). */
   readonly seenSessions?: SeenSessions;
@@ -57,7 +59,7 @@ export function createRuntime(config: CompiledConfig, verifierFor: VerifierFacto
       challengeScopes: challengeScopes(route),
     });
   }
-  return { config, routes, signingKey, consent, auditPrincipal: auditPrincipal(config.auditSubject, services.keySecret) };
+  return { config, routes, slots: services.slots, signingKey, consent, auditPrincipal: auditPrincipal(config.auditSubject, services.keySecret) };
 }
 
 export async function closeRuntime(runtime: Runtime): Promise<void> {

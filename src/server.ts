@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { pathOf } from './decision/facts.js';
+import { pathOf } from './decision/index.js';
 import { buildDecisionServer } from './decision-listener/plugin.js';
-import { refusalResponse } from './decision/responses.js';
+import { refusalResponse } from './decision/index.js';
 import type { RouteVerifier } from './auth/route-verifier.js';
 import { resolveCacheKeySecret } from './cache/cache-keys.js';
 import type { CacheStore } from './cache/store.js';
 import type { CompiledConfig, CompiledRoute } from './config/types.js';
-import { GatewayError, isGatewayError } from './decision/refusal.js';
+import { GatewayError, isGatewayError } from './decision/index.js';
 import { registerJwksRoute } from './identity/plugin.js';
 import { createSigningKeySource } from './identity/signing-key.js';
 import { registerConsentRoutes } from './consent/plugin.js';
@@ -113,6 +113,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
   const services: RuntimeServices = {
     store: deps.cache,
     keySecret: deps.keySecret ?? resolveCacheKeySecret(config.cache),
+    slots: { streams: createPrincipalSlots(), requestsInFlight: createPrincipalSlots() },
     signingKeys: createSigningKeySource(),
     logger: deps.logger,
     ...(deps.fetch && { fetch: deps.fetch }),
@@ -203,8 +204,6 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     },
     maxBodyBytes: config.limits.maxBodyBytes,
     sendError: refuse,
-    streams: createPrincipalSlots(),
-    requestsInFlight: createPrincipalSlots(),
     eventStreams: streams,
     onUpstreamResult: upstreamObserver(metrics),
   });

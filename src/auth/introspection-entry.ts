@@ -1,9 +1,9 @@
 import type { IntrospectionSettings } from '../config/types.js';
-import { GatewayError } from '../decision/refusal.js';
+import { GatewayError } from '../decision/index.js';
 import { bearerRefusal, named, type BearerRefusal } from './bearer-claims.js';
 import type { IntrospectedClaims } from './introspection-client.js';
 import { parseScopeClaim } from '../policy/scopes.js';
-import type { AuthContext } from '../decision/ports.js';
+import type { AuthContext } from '../decision/index.js';
 
 /** Why a token is refused by every route alike, so the refusal can be cached. */
 export type InactiveReason = 'inactive' | 'expired' | 'refresh_token' | BearerRefusal;

@@ -4,7 +4,7 @@ import { introspectionCacheKeys } from '../cache/cache-keys.js';
 import { createValueSealer, type ValueSealer } from '../cache/sealed-value.js';
 import type { CacheStore } from '../cache/store.js';
 import type { IntrospectionSettings } from '../config/types.js';
-import { GatewayError } from '../decision/refusal.js';
+import { GatewayError } from '../decision/index.js';
 import { perConnection, perObject } from '../lib/memo.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { createFairBulkhead, type BulkheadRefusal } from './fair-bulkhead.js';
@@ -18,9 +18,9 @@ import {
   type AcceptedEntry,
   type IntrospectionEntry,
 } from './introspection-entry.js';
-import type { AuthContext, TokenVerifier, VerifyRequest } from '../decision/ports.js';
+import type { AuthContext, TokenVerifier, VerifyRequest } from '../decision/index.js';
 // RFC 6750 §2.1 b64token: anything else cannot be a bearer token and never reaches the AS.
-import { B64TOKEN } from '../decision/bearer-token.js';
+import { B64TOKEN } from '../decision/index.js';
 
 export interface IntrospectionVerifierDeps {
   /** Shared by every route and replica; entries are facts about a token, re-checked per route. */

@@ -1,4 +1,4 @@
-import { GatewayError } from '../decision/refusal.js';
+import { GatewayError } from '../decision/index.js';
 import { fetchJson, isJsonObject } from './fetch-json.js';
 
 export interface DiscoveryOptions {

@@ -2,7 +2,7 @@ import { createLocalJWKSet, errors, importJWK } from 'jose';
 import type { CryptoKey, FlattenedJWSInput, JSONWebKeySet, JWK, JWSHeaderParameters, LocalJWKSet } from 'jose';
 import type { Logger } from 'pino';
 import type { JwtAlgorithm } from '../config/types.js';
-import { GatewayError } from '../decision/refusal.js';
+import { GatewayError } from '../decision/index.js';
 import { fetchJson, isJsonObject, type JsonFetchFailure } from './fetch-json.js';
 
 /** How long a fetched key set is used before it is refetched (jose's `cacheMaxAge` default). */

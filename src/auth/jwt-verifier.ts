@@ -4,7 +4,7 @@ import type { JWTPayload, ProtectedHeaderParameters } from 'jose';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { JwtSettings } from '../config/types.js';
-import { GatewayError, isGatewayError } from '../decision/refusal.js';
+import { GatewayError, isGatewayError } from '../decision/index.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { bearerRefusal, named } from './bearer-claims.js';
 import { discoverJwksUri } from './issuer-metadata.js';
@@ -12,7 +12,7 @@ import { closeJwksLocation, createJwksLocation, createJwksSource, type JwksLocat
 import { perConnection } from '../lib/memo.js';
 import { parseScopeClaim } from '../policy/scopes.js';
 import { createSharedPool, type SharedPool } from './shared-pool.js';
-import type { AuthContext, TokenVerifier } from '../decision/ports.js';
+import type { AuthContext, TokenVerifier } from '../decision/index.js';
 
 export interface JwtVerifierOptions {
   /** Milliseconds since the epoch; drives claim checks, the JWKS cache and the result cache. */

@@ -1,4 +1,4 @@
-import type { AuthContext } from '../decision/ports.js';
+import type { AuthContext } from '../decision/index.js';
 
 /**
  * Who is calling, for session binding and rate limits: issuer, subject and client id (checklist G5: the same user

@@ -5,7 +5,7 @@ import type { CompiledRoute } from '../config/types.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { createIntrospectionVerifier } from './introspection-verifier.js';
 import { createJwtVerifier, type JwtVerifierCaches } from './jwt-verifier.js';
-import type { AuthContext, TokenVerifier } from '../decision/ports.js';
+import type { AuthContext, TokenVerifier } from '../decision/index.js';
 
 export interface RouteVerifierDeps {
   readonly store: CacheStore;

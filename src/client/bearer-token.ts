@@ -1,4 +1,4 @@
-import { B64TOKEN } from '../decision/bearer-token.js';
+import { B64TOKEN } from '../decision/index.js';
 
 /**
  * Why `token` cannot be sent as a bearer token, in words that never quote it; undefined when it can. Checked

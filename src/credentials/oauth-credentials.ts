@@ -1,10 +1,10 @@
 import { principalOf } from '../auth/principal.js';
-import type { AuthContext } from '../decision/ports.js';
+import type { AuthContext } from '../decision/index.js';
 import { keyedDigest, upstreamTokenKey } from '../cache/cache-keys.js';
 import { createValueSealer } from '../cache/sealed-value.js';
 import type { CacheStore } from '../cache/store.js';
 import type { TokenEndpointSettings } from '../config/types.js';
-import { GatewayError } from '../decision/refusal.js';
+import { GatewayError } from '../decision/index.js';
 import { clientCredentialText, createTokenRequester, type IssuedToken, type TokenRequester } from './token-endpoint.js';
 
 export type OAuthUpstreamAuth = ({ readonly type: 'client_credentials' } | { readonly type: 'token_exchange' }) &

@@ -1,4 +1,4 @@
-import type { UpstreamCredentialProvider } from '../decision/ports.js';
+import type { UpstreamCredentialProvider } from '../decision/index.js';
 import type { UpstreamAuth } from '../config/types.js';
 import { createOAuthHeaders, type OAuthCredentialDeps } from './oauth-credentials.js';
 import type { UserGrants } from './user-oauth.js';

@@ -1,15 +1,15 @@
 import { LRUCache } from 'lru-cache';
-import type { AuthContext } from '../decision/ports.js';
+import type { AuthContext } from '../decision/index.js';
 import type { UserOAuthSettings } from '../config/types.js';
 import type { GrantAudit, GrantActor } from '../consent/audit.js';
-import { carriesLink, elicitationAnswer, type ElicitationRequest } from '../decision/elicitation.js';
+import { carriesLink, elicitationAnswer, type ElicitationRequest } from '../decision/index.js';
 import type { GrantStore, Principal, UserGrant } from '../consent/grant-store.js';
 import type { ConsentLinks } from '../consent/links.js';
 import type { Lookup } from '../consent/records.js';
-import { GatewayError } from '../decision/refusal.js';
+import { GatewayError } from '../decision/index.js';
 import type { AuthorizationCodeFlow } from './authorization-code-client.js';
 import type { IssuedToken, TokenRequestResult } from './token-endpoint.js';
-import type { UpstreamCredentialProvider } from '../decision/ports.js';
+import type { UpstreamCredentialProvider } from '../decision/index.js';
 
 /**
  * `user_oauth` on one route: the caller's own grant at the upstream's authorization server. No grant → a URL

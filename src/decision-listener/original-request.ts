@@ -1,6 +1,6 @@
 import type { DecisionProxy } from '../config/types.js';
 import type { TrustedProxies } from '../config/trusted-proxies.js';
-import { singleHeader, type RequestFacts } from '../decision/facts.js';
+import { singleHeader, type RequestFacts } from '../decision/index.js';
 import { clientOrigin } from '../forwarded.js';
 
 export type OriginalRequest =

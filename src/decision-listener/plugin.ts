@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { METHODS, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
@@ -7,19 +7,26 @@ import { DECISION_SECRET_HEADER } from '../config/schema.js';
 import type { Secret } from '../config/secret.js';
 import { compileTrustedProxies } from '../config/trusted-proxies.js';
 import type { DecisionListenerSettings, DecisionProxy } from '../config/types.js';
-import type { RequestFacts } from '../decision/facts.js';
-import { requestFacts } from '../request-facts.js';
-import { admit, authorize, authorizeWithoutBody } from '../decision/pipeline.js';
-import { refusalResponse } from '../decision/responses.js';
-import { createDecisionState, type DecisionState } from '../decision/state.js';
-import { GatewayError, isGatewayError } from '../decision/refusal.js';
+import {
+  admit,
+  authorize,
+  createDecisionState,
+  GatewayError,
+  isGatewayError,
+  refusalResponse,
+  type DecisionState,
+  type ErrorResponse,
+  type RequestFacts,
+} from '../decision/index.js';
+import { acceptEveryMethod, keepRawBodies } from '../doors/shared/raw-body.js';
 import { afterTurn } from '../observability/after-turn.js';
 import { auditRecord } from '../observability/audit.js';
 import { UNMATCHED_ROUTE, type GatewayMetrics } from '../observability/metrics.js';
+import { lazyRequestLogger } from '../observability/request-logger.js';
+import { requestFacts } from '../request-facts.js';
 import type { Runtime } from '../runtime.js';
 import { originalRequest } from './original-request.js';
 import { allowHeaders, refusalForProxy } from './verdict.js';
-import { lazyRequestLogger } from '../observability/request-logger.js';
 
 export interface DecisionServerOptions {
   readonly logger: Logger;
@@ -57,17 +64,44 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
     childLoggerFactory: lazyRequestLogger,
     bodyLimit: options.maxBodyBytes,
   });
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-  for (const method of METHODS) {
-    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
-  }
+  keepRawBodies(app, options.maxBodyBytes);
+  const methods = acceptEveryMethod(app);
   const runtimeOf = options.pinRuntimes(app);
 
   let warnedBodyless = false;
   const unauthenticatedLog = onceAMinute();
+
+  /** The request the proxy asks about, once the question proved it comes from that proxy; else the refusal. */
+  function describedRequest(request: FastifyRequest, runtime: Runtime, settings: DecisionListenerSettings): RequestFacts {
+    const dialect = settings.proxy;
+    if (options.draining()) throw new GatewayError('draining');
+    if (!fromProxy(request, settings.secret)) {
+      if (unauthenticatedLog()) logger.warn({ dialect }, "decision listener: a question without the proxy's decision.secret; refused (403)");
+      throw new GatewayError('proxy_unauthenticated');
+    }
+    const original = originalRequest(requestFacts(request, NOBODY), { ...settings, trustedProxies: runtime.config.trustedProxies });
+    if (original.kind === 'conflicting') {
+      logger.warn({ dialect, header: original.header }, "decision listener: the request carries another proxy's description; refused (400)");
+      throw new GatewayError('proxy_description_conflict');
+    }
+    if (original.kind === 'unusable') {
+      logger.error({ dialect, missing: original.missing }, 'decision listener: the proxy did not describe the request; refused (fix the proxy config)');
+      throw new GatewayError('proxy_description_incomplete');
+    }
+    return original.facts;
+  }
+
+  function warnBodyless(state: DecisionState | undefined, error: GatewayError, dialect: DecisionProxy): void {
+    if (error.code !== 'body_required' || warnedBodyless) return;
+    warnedBodyless = true;
+    logger.warn(
+      { route: state?.entry?.route.name, dialect },
+      'decision listener: a route that decides per operation got a request without its body from a caller without every scope of the route; send the body (nginx with njs, Traefik forwardBody, Envoy with_request_body) or set upstream.validates_mirrored_headers where the upstream checks Mcp-Method / Mcp-Name',
+    );
+  }
+
   app.route({
-    method: app.supportedMethods.filter((method) => method !== 'CONNECT'),
+    method: methods,
     url: '/*',
     exposeHeadRoute: false,
     handler: async (request, reply) => {
@@ -75,54 +109,30 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
       const runtime = runtimeOf(request);
       const settings = runtime.config.decision ?? options.settings;
       const dialect = settings.proxy;
-      const state = createDecisionState(runtime.config.limits.maxBodyBytes);
-      let facts: RequestFacts | undefined;
-      let status: number;
-      let headers: Record<string, string>;
-      let body: string | undefined;
+      let state: DecisionState | undefined;
+      let answer: ErrorResponse;
       try {
-        if (options.draining()) throw new GatewayError('draining');
-        if (!fromProxy(request, settings.secret)) {
-          if (unauthenticatedLog()) logger.warn({ dialect }, 'decision listener: a question without the proxy\'s decision.secret; refused (403)');
-          throw new GatewayError('proxy_unauthenticated');
-        }
-        const original = originalRequest(requestFacts(request, NOBODY), { ...settings, trustedProxies: runtime.config.trustedProxies });
-        if (original.kind === 'conflicting') {
-          logger.warn({ dialect, header: original.header }, 'decision listener: the request carries another proxy\'s description; refused (400)');
-          throw new GatewayError('proxy_description_conflict');
-        }
-        if (original.kind === 'unusable') {
-          logger.error({ dialect, missing: original.missing }, 'decision listener: the proxy did not describe the request; refused (fix the proxy config)');
-          throw new GatewayError('proxy_description_incomplete');
-        }
-        facts = original.facts;
-        const early = await admit(runtime, facts, state, 'claim_on_first_use');
+        state = createDecisionState(runtime, describedRequest(request, runtime, settings), 'listener');
+        const early = await admit(state);
         if (early) {
-          [status, headers] = [early.status, { ...state.responseHeaders, ...early.headers }];
+          answer = { statusCode: early.status, headers: { ...state.responseHeaders, ...early.headers }, body: '' };
         } else {
-          const received = bodyOf(request);
-          if (received !== undefined && facts.method === 'POST') await authorize(facts, state, received);
-          else await authorizeWithoutBody(facts, state);
-          [status, headers] = [200, allowHeaders(state, dialect)];
+          state.body = bodyOf(request);
+          await authorize(state);
+          answer = { statusCode: 200, headers: allowHeaders(state.upstreamHeaders, dialect), body: '' };
         }
       } catch (error) {
         if (!isGatewayError(error)) throw error;
-        if (error.code === 'body_required' && !warnedBodyless) {
-          warnedBodyless = true;
-          logger.warn(
-            { route: state.entry?.route.name, dialect },
-            'decision listener: a route that decides per operation got a request without its body from a caller without every scope of the route; send the body (nginx with njs, Traefik forwardBody, Envoy with_request_body) or set upstream.validates_mirrored_headers where the upstream checks Mcp-Method / Mcp-Name',
-          );
-        }
-        options.metrics.refusal(state.entry?.route.name ?? UNMATCHED_ROUTE, error.code);
-        const refusal = refusalForProxy(refusalResponse(error, state), dialect);
-        [status, headers, body] = [refusal.statusCode, { ...refusal.headers }, refusal.body];
+        warnBodyless(state, error, dialect);
+        options.metrics.refusal(state?.entry?.route.name ?? UNMATCHED_ROUTE, error.code);
+        answer = refusalForProxy(refusalResponse(error, state), dialect);
       }
       // The audit line and metric come after the turn: the proxy waiting for the verdict does not wait for them.
       const latencyMs = performance.now() - startedAt;
-      const httpMethod = facts?.method ?? request.method;
-      afterTurn(() => record(options, logger, dialect, state, runtime, httpMethod, status, latencyMs));
-      return reply.code(status).headers(headers).send(body);
+      const httpMethod = state?.facts.method ?? request.method;
+      const { statusCode } = answer;
+      afterTurn(() => record(options, logger, dialect, state, runtime, httpMethod, statusCode, latencyMs));
+      return reply.code(statusCode).headers(answer.headers).send(answer.body === '' ? undefined : answer.body);
     },
   });
   return app;
@@ -157,9 +167,18 @@ function onceAMinute(): () => boolean {
 }
 
 /** One audit line and one metric per decision, like the proxy's; never a token. */
-function record(options: DecisionServerOptions, logger: Logger, dialect: DecisionProxy, state: DecisionState, runtime: Runtime, httpMethod: string, status: number, latencyMs: number): void {
-  const route = state.entry?.route.name ?? UNMATCHED_ROUTE;
+function record(
+  options: DecisionServerOptions,
+  logger: Logger,
+  dialect: DecisionProxy,
+  state: DecisionState | undefined,
+  runtime: Runtime,
+  httpMethod: string,
+  status: number,
+  latencyMs: number,
+): void {
+  const route = state?.entry?.route.name ?? UNMATCHED_ROUTE;
   options.metrics.decision(route, dialect, status);
-  if (!state.entry) return;
+  if (!state?.entry) return;
   logger.info({ ...auditRecord({ route, httpMethod, auth: state.auth, message: state.message, status, latencyMs }, runtime.auditPrincipal), dialect }, 'audit');
 }

@@ -1,5 +1,4 @@
-import type { ErrorResponse } from '../decision/responses.js';
-import type { DecisionState } from '../decision/state.js';
+import type { ErrorResponse } from '../decision/index.js';
 import type { DecisionProxy } from '../config/types.js';
 
 /** Client headers never to reach the upstream; Envoy removes those the verdict names (its HTTP ext_authz contract). */
@@ -11,8 +10,8 @@ const CLIENT_CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cook
  * client credential headers the verdict does not replace, so the client's token is dropped even on a route whose
  * upstream needs no credential.
  */
-export function allowHeaders(state: DecisionState, dialect: DecisionProxy): Record<string, string> {
-  const headers: Record<string, string> = { ...state.upstreamHeaders };
+export function allowHeaders(upstreamHeaders: Readonly<Record<string, string>>, dialect: DecisionProxy): Record<string, string> {
+  const headers: Record<string, string> = { ...upstreamHeaders };
   if (dialect === 'envoy') {
     const removed = CLIENT_CREDENTIAL_HEADERS.filter((name) => !(name in headers));
     if (removed.length > 0) headers['x-envoy-auth-headers-to-remove'] = removed.join(', ');

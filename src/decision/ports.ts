@@ -121,4 +121,6 @@ export interface RouteRuntime {
 export interface DecisionRuntime {
   readonly config: CompiledConfig;
   readonly routes: ReadonlyMap<string, RouteRuntime>;
+  /** Per caller on this process, across reloads: standalone streams, and requests in flight (proxy door). */
+  readonly slots: { readonly streams: PrincipalSlots; readonly requestsInFlight: PrincipalSlots };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { IdentityAsserter } from '../decision/ports.js';
+import type { IdentityAsserter } from '../decision/index.js';
 import type { IdentitySettings } from '../config/types.js';
 import type { SigningKey } from './signing-key.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { JWK } from 'jose';
-import { PUBLIC_DOCUMENT_CORS, publicDocumentPreflightHeaders } from '../decision/cors.js';
+import { PUBLIC_DOCUMENT_CORS, publicDocumentPreflightHeaders } from '../decision/index.js';
 
 export const JWKS_PATH = '/.well-known/jwks.json';
 const JWKS_MAX_AGE_SECONDS = 300;

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CompiledConfig } from '../config/types.js';
-import { PUBLIC_DOCUMENT_CORS, publicDocumentPreflightHeaders } from '../decision/cors.js';
+import { PUBLIC_DOCUMENT_CORS, publicDocumentPreflightHeaders } from '../decision/index.js';
 import { METADATA_MAX_AGE_SECONDS, protectedResourceMetadata } from './document.js';
 
 export const METADATA_ROOT = '/.well-known/oauth-protected-resource';

@@ -1,4 +1,4 @@
-import type { AuthContext } from '../decision/ports.js';
+import type { AuthContext } from '../decision/index.js';
 import { principalDigest } from '../cache/cache-keys.js';
 import { perObject } from '../lib/memo.js';
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';

@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CacheStatus } from '../cache/store.js';
-import type { RefusalCode } from '../decision/refusal.js';
+import type { RefusalCode } from '../decision/index.js';
 import { MEMORY_RECORD_KINDS } from '../config/memory-bounds.js';
 import type { AuthCounters } from './auth-counters.js';
 

@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { pathOf } from '../decision/facts.js';
+import { pathOf } from '../decision/index.js';
 import { CONSENT_PATH_PREFIX } from '../config/rules.js';
 import type { Runtime } from '../runtime.js';
 import { auditRecord } from './audit.js';

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { RouteVerifier, TokenKind } from '../auth/route-verifier.js';
-import type { AuthContext, TokenVerifier } from '../decision/ports.js';
+import type { AuthContext, TokenVerifier } from '../decision/index.js';
 import type { CompiledRoute } from '../config/types.js';
-import { isGatewayError } from '../decision/refusal.js';
+import { isGatewayError } from '../decision/index.js';
 import type { VerifierFactory } from '../runtime.js';
 import type { AuthDecisionResult, GatewayMetrics } from './metrics.js';
 

@@ -1,13 +1,7 @@
 import type { Readable } from 'node:stream';
 import { Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { GatewayError } from '../decision/refusal.js';
-
-/**
- * Maps one parsed JSON-RPC message to the one the client gets (policy/list-visibility.ts filterListResponse), or to
- * `undefined` when the message must not reach the client at all (JSON.parse never yields `undefined`).
- */
-export type MessageRewrite = (message: unknown) => unknown;
+import { GatewayError, type MessageRewrite } from '../decision/index.js';
 
 /** The answer cannot be filtered as `policy.hide_unauthorized` requires: refused (502), never relayed unfiltered. */
 export function unfilterable(reason: string): GatewayError {

@@ -1,44 +1,42 @@
-import type { PrincipalSlots } from '../decision/ports.js';
-import { METHODS, type IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { pipeline, Readable } from 'node:stream';
-import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Dispatcher } from 'undici';
-import { grantsAll } from '../policy/scopes.js';
-import type { RequestFacts } from '../decision/facts.js';
-import { requestFacts } from '../request-facts.js';
-import { admit, authorize } from '../decision/pipeline.js';
-import { recordAnswer } from '../decision/session.js';
-import { createDecisionState, NO_RESPONSE_HEADERS, type DecisionState } from '../decision/state.js';
-import { GatewayError, isGatewayError } from '../decision/refusal.js';
+import {
+  admit,
+  answerStarted,
+  authorize,
+  createDecisionState,
+  GatewayError,
+  isGatewayError,
+  listRewrite,
+  NO_RESPONSE_HEADERS,
+  recordAnswer,
+  upstreamRefusal,
+  type DecisionRuntime,
+  type DecisionState,
+  type MessageRewrite,
+} from '../decision/index.js';
 import { settle } from '../lib/maybe-promise.js';
 import { isEventStream, isJsonMediaType } from '../lib/media-type.js';
-import { filterListResponse, filterReplayedListResponse, isFilteredList } from '../policy/list-visibility.js';
-import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
-import { requiredScopes } from '../policy/required-scopes.js';
-import type { LimitSettings } from '../config/types.js';
 import { trackEventStream } from '../observability/plugin.js';
 import type { SseStreams } from '../observability/sse-streams.js';
-import type { RouteRuntime } from '../decision/ports.js';
-import type { Runtime } from '../runtime.js';
+import { requestFacts } from '../request-facts.js';
+import { acceptEveryMethod, keepRawBodies } from '../doors/shared/raw-body.js';
 import { upstreamRequestHeaders, upstreamResponseHeaders } from './headers.js';
-import { createSseRewriter, MAX_FILTERED_MESSAGE_BYTES, readCapped, rewriteJsonBody, unfilterable, type MessageRewrite } from './list-filter.js';
+import { createSseRewriter, MAX_FILTERED_MESSAGE_BYTES, readCapped, rewriteJsonBody, unfilterable } from './list-filter.js';
 import { UpstreamCall, type UpstreamAnswer } from './upstream-call.js';
 import { classifyUpstreamFailure } from './upstream-errors.js';
 
 export interface ProxyRoutesOptions {
   /** The runtime this request runs on (pinned when it arrived, so a reload does not change it midway). */
-  readonly current: (request: FastifyRequest) => Runtime;
+  readonly current: (request: FastifyRequest) => DecisionRuntime;
   /** The named route's upstream connection pools, of that same pinned runtime. */
   readonly dispatcherOf: (request: FastifyRequest, route: string) => Dispatcher;
   readonly maxBodyBytes: number;
   /** Sends a GatewayError the same way the error handler does. */
   readonly sendError: (request: FastifyRequest, reply: FastifyReply, error: GatewayError) => void;
-  /** Standalone SSE streams open per principal, across reloads. */
-  readonly streams: PrincipalSlots;
-  /** Requests in flight at the upstream per principal (POST answers, streamed ones too), across reloads. */
-  readonly requestsInFlight: PrincipalSlots;
   /** The event streams relayed to clients (gauge, shutdown). */
   readonly eventStreams: SseStreams;
   /** Told once per upstream exchange: its status (or how it failed) and the milliseconds to response headers. */
@@ -49,25 +47,15 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The decision about an MCP request (src/decision/); null on other paths. */
     decision: DecisionState | null;
-    /** What the decision read of the request, built once when it arrives and read again with the body. */
-    decisionFacts: RequestFacts | null;
   }
 }
 
-/** A request the decision let through: its state, the route and the caller. */
-interface Admitted {
-  readonly state: DecisionState;
-  readonly entry: RouteRuntime;
-}
-
-function admitted(request: FastifyRequest): Admitted {
+/** The decision of a request that reached the handler: admitted, so its route and caller are known. */
+function admittedState(request: FastifyRequest): DecisionState & { readonly entry: NonNullable<DecisionState['entry']> } {
   const state = request.decision;
   if (!state?.entry || !state.auth) throw new Error('MCP request handled without an admitted caller');
-  return { state, entry: state.entry };
+  return state as DecisionState & { readonly entry: NonNullable<DecisionState['entry']> };
 }
-
-/** Upstream statuses never relayed: their challenge would steer the client to the upstream's AS (RFC 9728 §7.3). */
-const UPSTREAM_AUTH_FAILURES = new Set([401, 403]);
 
 /**
  * Abandons an upstream body (a whole one needs nothing). A destroyed stream errors with AbortError; without a
@@ -90,32 +78,14 @@ function upstreamPath(upstream: URL, requestUrl: string): string {
  * The request headers for the upstream. Content-Length is not on the allowlist: undici counts the body it sends (a
  * chunked request arrives without one; a body on a method that forwards none must not announce one).
  */
-function outgoingHeaders(request: FastifyRequest, { state, entry }: Admitted, forwardsBody: boolean, listFiltered: boolean) {
-  const headers = upstreamRequestHeaders(request.headers, state.upstreamHeaders, entry.route.upstream.forwardHeaders);
+function outgoingHeaders(request: FastifyRequest, state: ReturnType<typeof admittedState>, forwardsBody: boolean, listFiltered: boolean) {
+  const headers = upstreamRequestHeaders(request.headers, state.upstreamHeaders, state.entry.route.upstream.forwardHeaders);
   headers['x-request-id'] = request.id;
   if (forwardsBody) headers['content-type'] ??= 'application/json';
   else delete headers['content-type'];
   // The list filter has to read the answer: ask for it uncompressed.
   if (listFiltered) delete headers['accept-encoding'];
   return headers;
-}
-
-/**
- * With `policy.hide_unauthorized`, the rewrite of the answer: entries are kept when the caller's scopes (implies
- * applied) cover the operation they stand for — the same requiredScopes/grantsAll check a tools/call of that
- * entry gets. A POST list request's response is matched by id; a GET stream (resumption replays responses) is
- * filtered by shape. `undefined` when nothing is to be filtered.
- */
-function listRewrite(httpMethod: string, { state, entry }: Admitted): MessageRewrite | undefined {
-  const { policy } = entry.route;
-  if (!policy.hideUnauthorized) return undefined;
-  const allowed = (operation: JsonRpcMessageFacts) => grantsAll(requiredScopes(policy, operation), state.scopes);
-  if (httpMethod === 'GET') return (message) => filterReplayedListResponse(message, allowed);
-  const method = state.message?.method;
-  if (method === undefined || !isFilteredList(method)) return undefined;
-  // A list method sent as a notification (no id) is filtered too: an upstream may answer it all the same.
-  const id = state.message?.id;
-  return (message) => filterListResponse(message, { method, id }, allowed);
 }
 
 /** Answers up to this size that announce their length are read whole and sent in one write instead of piped. */
@@ -139,27 +109,6 @@ async function wholeBody(body: UpstreamAnswer['body'], limit: number): Promise<B
   return readCapped(body, limit);
 }
 
-/** A slot frees when one of the caller's streams or requests ends, at no knowable time: a modest wait. */
-const SLOT_RETRY_AFTER_MS = 5_000;
-
-/**
- * Takes one of the caller's slots before anything is forwarded, so a refusal (429) never follows a tool call the
- * upstream already ran: a standalone GET takes a stream slot (`limits.max_streams_per_principal`), given back as
- * soon as the upstream answers with something other than a stream; a POST or DELETE takes a request slot
- * (`limits.max_concurrent_requests_per_principal`), held until its answer — an SSE stream included — ends. So the
- * stream cap counts long-lived streams, not tool calls a spec client sends with `Accept: text/event-stream`.
- */
-function takeSlot(request: FastifyRequest, { state }: Admitted, options: ProxyRoutesOptions, limits: LimitSettings): () => void {
-  if (!state.auth) throw new Error('MCP request forwarded without an admitted caller');
-  const release =
-    request.method === 'GET'
-      ? options.streams.acquire(state.auth, limits.maxStreamsPerPrincipal)
-      : options.requestsInFlight.acquire(state.auth, limits.maxConcurrentRequestsPerPrincipal);
-  if (release) return release;
-  const code = request.method === 'GET' ? 'too_many_streams' : 'too_many_requests';
-  throw new GatewayError(code, { reason: 'principal_slots_full', retryAfterMs: SLOT_RETRY_AFTER_MS });
-}
-
 const EXCHANGE = Symbol('upstream exchange');
 
 /**
@@ -174,7 +123,7 @@ class UpstreamExchange {
   call: UpstreamCall | undefined;
   releaseSlot: (() => void) | undefined;
 
-  constructor(response: ExchangeResponse, releaseSlot: () => void) {
+  constructor(response: ExchangeResponse, releaseSlot: (() => void) | undefined) {
     this.releaseSlot = releaseSlot;
     response[EXCHANGE] = this;
     response.on('close', responseClosed);
@@ -205,15 +154,15 @@ function isSuccess(status: number): boolean {
 async function relay(
   request: FastifyRequest,
   reply: FastifyReply,
-  admission: Admitted,
+  state: ReturnType<typeof admittedState>,
   response: UpstreamAnswer,
   rewrite: MessageRewrite | undefined,
   eventStream: boolean,
 ): Promise<void> {
   // What the decision records once the upstream answered (session bindings), before the client sees the answer.
-  const recorded = recordAnswer(request.method, admission.state, { status: response.statusCode, sessionIdHeader: response.headers['mcp-session-id'] });
+  const recorded = recordAnswer(state, { status: response.statusCode, sessionIdHeader: response.headers['mcp-session-id'] });
   if (recorded !== true && !(await recorded)) {
-    request.log.warn({ route: admission.entry.route.name }, 'session binding not stored; the session will be refused until the client re-initializes');
+    request.log.warn({ route: state.entry.route.name }, 'session binding not stored; the session will be refused until the client re-initializes');
   }
   const contentType = response.headers['content-type'];
   const relayStatusAndHeaders = () => reply.code(response.statusCode).headers(upstreamResponseHeaders(response.headers));
@@ -252,22 +201,11 @@ async function relay(
  * takes an abort signal, and uses the pools of the request's own pinned runtime.
  */
 export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOptions): void {
-  // The body is kept as the exact bytes received: what the policy evaluates is what the upstream gets.
-  app.removeAllContentTypeParsers();
   // The runtime limit (a reload may lower it) is checked once the body is complete; fastify's `bodyLimit`, fixed at
   // start, bounds what is buffered meanwhile.
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.maxBodyBytes }, (request, body, done) => {
-    const limit = request.decision?.maxBodyBytes;
-    done(limit !== undefined && body.length > limit ? new GatewayError('payload_too_large') : null, body);
-  });
-
-  // Every method Node parses reaches the MCP hooks, so none is refused before authentication (checklist K7).
-  // CONNECT never becomes a request: Node hands it to the server's 'connect' event, which the gateway leaves unset.
-  for (const method of METHODS) {
-    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
-  }
+  keepRawBodies(app, options.maxBodyBytes, (request) => request.decision?.maxBodyBytes);
   app.route({
-    method: app.supportedMethods.filter((method) => method !== 'CONNECT'),
+    method: acceptEveryMethod(app),
     url: '/*',
     exposeHeadRoute: false,
     bodyLimit: options.maxBodyBytes,
@@ -276,12 +214,10 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
     // the decision had nothing to wait for, the request goes on without a turn of the microtask queue.
     onRequest: (request, reply, done) => {
       const runtime = options.current(request);
-      const state = createDecisionState(runtime.config.limits.maxBodyBytes);
+      const state = createDecisionState(runtime, requestFacts(request, runtime.config.trustedProxies), 'proxy');
       request.decision = state;
-      const facts = requestFacts(request, runtime.config.trustedProxies);
-      request.decisionFacts = facts;
       settle(
-        () => admit(runtime, facts, state),
+        () => admit(state),
         (error, answer) => {
           if (error) return done(error);
           if (state.responseHeaders !== NO_RESPONSE_HEADERS) void reply.headers(state.responseHeaders);
@@ -296,26 +232,25 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
     },
     handler: async (request, reply) => {
       // The decision's second stage, now that the body is complete; awaited only when it has to wait.
-      const { decision: state, decisionFacts: facts } = request;
-      if (!state || !facts) throw new Error('MCP request state missing: the decision did not run');
-      const authorizing = authorize(facts, state, Buffer.isBuffer(request.body) ? request.body : undefined);
+      if (!request.decision) throw new Error('MCP request state missing: the decision did not run');
+      request.decision.body = Buffer.isBuffer(request.body) ? request.body : undefined;
+      const authorizing = authorize(request.decision);
       if (authorizing instanceof Promise) await authorizing;
-      const admission = admitted(request);
-      const { entry } = admission;
-      const upstream = entry.route.upstream.url;
-      const rewrite = listRewrite(request.method, admission);
+      const state = admittedState(request);
+      const upstream = state.entry.route.upstream.url;
+      const rewrite = listRewrite(state);
       const forwardsBody = request.method === 'POST';
-      const exchange = new UpstreamExchange(reply.raw, takeSlot(request, admission, options, options.current(request).config.limits));
+      const exchange = new UpstreamExchange(reply.raw, state.releaseSlot);
 
       const startedAt = performance.now();
       const call = new UpstreamCall(
-        options.dispatcherOf(request, entry.route.name),
+        options.dispatcherOf(request, state.entry.route.name),
         {
           origin: upstream.origin,
           path: upstreamPath(upstream, request.url),
           method: request.method,
-          headers: outgoingHeaders(request, admission, forwardsBody, rewrite !== undefined),
-          body: forwardsBody ? (request.body as Buffer | undefined) : null,
+          headers: outgoingHeaders(request, state, forwardsBody, rewrite !== undefined),
+          body: forwardsBody ? (state.body ?? null) : null,
         },
         request.method === 'HEAD' ? neverWhole : holdsWhole,
       );
@@ -344,22 +279,19 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
         discard(response.body);
         return reply;
       }
-      if (UPSTREAM_AUTH_FAILURES.has(response.statusCode)) {
+      const refused = upstreamRefusal(state, response.statusCode);
+      if (refused) {
         // A small refusal was read whole, so the pooled connection stays usable; a streamed one is cut.
         discard(response.body);
-        // A per-user grant the upstream refused is dropped before answering: the next request asks for consent.
-        const { auth, upstreamHeaders } = admission.state;
-        if (response.statusCode === 401 && auth) await entry.credentials.upstreamRejected?.(auth, upstreamHeaders);
-        options.sendError(request, reply, new GatewayError('upstream_rejected', { reason: `upstream_status_${response.statusCode}` }));
+        options.sendError(request, reply, await refused);
         return reply;
       }
       try {
-        // Stream bookkeeping: an event stream is counted while it is relayed; a GET answered otherwise frees its
-        // stream slot now (a POST's request slot is held until its answer ends).
+        // An event stream is counted while it is relayed (gauge, shutdown).
         const eventStream = response.body instanceof Readable && isEventStream(response.headers['content-type']);
         if (eventStream) trackEventStream(reply.raw, options.eventStreams);
-        else if (request.method === 'GET') exchange.releaseSlot?.();
-        await relay(request, reply, admission, response, rewrite, eventStream);
+        answerStarted(state, eventStream);
+        await relay(request, reply, state, response, rewrite, eventStream);
       } catch (error) {
         discard(response.body);
         if (!reply.sent && !exchange.clientGone) {

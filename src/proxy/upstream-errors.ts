@@ -1,4 +1,4 @@
-import type { RefusalCode } from '../decision/refusal.js';
+import type { RefusalCode } from '../decision/index.js';
 
 export type UpstreamFailure = Extract<RefusalCode, 'upstream_unreachable' | 'upstream_timeout'>;
 

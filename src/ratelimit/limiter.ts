@@ -1,9 +1,9 @@
 import { principalOf } from '../auth/principal.js';
-import type { AuthContext, RateLimiter } from '../decision/ports.js';
+import type { AuthContext, RateLimiter } from '../decision/index.js';
 import { rateLimitKey } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import type { RateLimitSettings } from '../config/types.js';
-import { GatewayError } from '../decision/refusal.js';
+import { GatewayError } from '../decision/index.js';
 import { perObject } from '../lib/memo.js';
 
 export interface RateLimiterDeps {

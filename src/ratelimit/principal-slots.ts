@@ -1,4 +1,4 @@
-import type { AuthContext, PrincipalSlots } from '../decision/ports.js';
+import type { AuthContext, PrincipalSlots } from '../decision/index.js';
 import { perObject } from '../lib/memo.js';
 
 /**

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { GatewayError } from '../decision/refusal.js';
+import type { GatewayError } from '../decision/index.js';
 import { InFlightList, type InFlightEntry } from '../lib/in-flight-list.js';
 import { afterTurn } from '../observability/after-turn.js';
 import type { RuntimeSwitch } from './runtime-switch.js';

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { principalOf } from '../auth/principal.js';
-import type { AuthContext, BindingState, SessionBindings } from '../decision/ports.js';
+import type { AuthContext, BindingState, SessionBindings } from '../decision/index.js';
 import { keyedDigest, sessionBindingKey } from '../cache/cache-keys.js';
 import type { CacheStore } from '../cache/store.js';
 import type { SessionSettings } from '../config/types.js';

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { createDecisionState } from '../../../src/decision/state.js';
 import { allowHeaders, NGINX_BODY_HEADER, refusalForProxy } from '../../../src/decision-listener/verdict.js';
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
@@ -22,9 +21,8 @@ describe('refusalForProxy', () => {
 
 describe('allowHeaders', () => {
   it('carries the upstream headers, and for Envoy the client credentials it does not replace to remove', () => {
-    const state = createDecisionState(1024);
-    state.upstreamHeaders = { authorization: 'Bearer upstream' };
-    expect(allowHeaders(state, 'envoy')).toEqual({ authorization: 'Bearer upstream', 'x-envoy-auth-headers-to-remove': 'proxy-authorization, cookie' });
-    expect(allowHeaders(state, 'nginx')).toEqual({ authorization: 'Bearer upstream' });
+    const upstreamHeaders = { authorization: 'Bearer upstream' };
+    expect(allowHeaders(upstreamHeaders, 'envoy')).toEqual({ authorization: 'Bearer upstream', 'x-envoy-auth-headers-to-remove': 'proxy-authorization, cookie' });
+    expect(allowHeaders(upstreamHeaders, 'nginx')).toEqual({ authorization: 'Bearer upstream' });
   });
 });

@@ -8,6 +8,7 @@ import { refusalResponse } from '../../../src/decision/responses.js';
 import { createDecisionState, type DecisionState } from '../../../src/decision/state.js';
 import { GatewayError } from '../../../src/decision/refusal.js';
 import { createSigningKeySource } from '../../../src/identity/signing-key.js';
+import { createPrincipalSlots } from '../../../src/ratelimit/principal-slots.js';
 import { createRuntime, type Runtime } from '../../../src/runtime.js';
 import { compileOrThrow } from '../../helpers/gateway.js';
 
@@ -44,6 +45,7 @@ routes:
     store,
     keySecret,
     signingKeys: createSigningKeySource(),
+    slots: { streams: createPrincipalSlots(), requestsInFlight: createPrincipalSlots() },
   });
 });
 
@@ -62,11 +64,12 @@ function facts(method: string, headers: Record<string, string>, url = '/calc/mcp
 
 /** Runs both stages like a front door would; the refusal's status, or the early answer's, or 'allowed'. */
 async function decide(request: RequestFacts, body?: string): Promise<{ outcome: number | 'allowed'; state: DecisionState; refusal?: GatewayError }> {
-  const state = createDecisionState(runtime.config.limits.maxBodyBytes);
+  const state = createDecisionState(runtime, request, 'proxy');
   try {
-    const answer = await admit(runtime, request, state);
+    const answer = await admit(state);
     if (answer) return { outcome: answer.status, state };
-    await authorize(request, state, body === undefined ? undefined : Buffer.from(body));
+    state.body = body === undefined ? undefined : Buffer.from(body);
+    await authorize(state);
     return { outcome: 'allowed', state };
   } catch (error) {
     if (!(error instanceof GatewayError)) throw error;

@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { GatewayError } from '../../../src/decision/refusal.js';
-import { createSseRewriter, readCapped, rewriteJsonBody, type MessageRewrite } from '../../../src/proxy/list-filter.js';
+import type { MessageRewrite } from '../../../src/decision/index.js';
+import { createSseRewriter, readCapped, rewriteJsonBody } from '../../../src/proxy/list-filter.js';
 
 /** Marks every rewritten message, so a test sees which events went through the rewrite. */
 const mark: MessageRewrite = (message) => ({ rewritten: message });

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuthContext, BindingState } from '../../../src/decision/ports.js';
-import { bindingDecision } from '../../../src/decision/session.js';
+import { bindingDecision } from '../../../src/decision/steps/session.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { createRedisStore } from '../../../src/cache/redis-store.js';
 import { createSeenSessions, createSessionBindings } from '../../../src/session/bindings.js';
