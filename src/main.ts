@@ -1,8 +1,5 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import type { ConfigProblem } from './config/load.js';
-import type { CompiledConfig } from './config/types.js';
-import type { GrantFilter } from './consent/operator.js';
 
 const HELP = `mcp-auth-gateway — OAuth protected-resource gateway for MCP servers (Streamable HTTP)
 
@@ -53,102 +50,7 @@ Secrets in the config are references: \${env:NAME} or \${file:/path}.
 Docs: README.md (configuration reference, response contract).
 `;
 
-function printProblems(file: string, problems: readonly ConfigProblem[]): void {
-  process.stderr.write(`${file}: ${problems.length} problem(s)\n`);
-  for (const problem of problems) {
-    process.stderr.write(`  ${problem.path === '' ? '(file)' : problem.path}: ${problem.message}\n`);
-  }
-}
-
 // Each command loads only what it needs, so `probe` and `login` start without the gateway's modules.
-async function loadOrExit(file: string): Promise<CompiledConfig> {
-  const { loadConfigFile } = await import('./config/load.js');
-  const result = await loadConfigFile(file);
-  if (!result.ok) {
-    printProblems(file, result.problems);
-    process.exit(1);
-  }
-  return result.config;
-}
-
-async function checkConfig(file: string | undefined): Promise<number> {
-  if (!file) {
-    process.stderr.write('check-config needs a FILE argument\n');
-    return 2;
-  }
-  const config = await loadOrExit(file);
-  for (const warning of config.warnings) process.stderr.write(`warning: ${warning}\n`);
-  process.stdout.write(`${file}: OK (${config.routes.length} route(s): ${config.routes.map((route) => route.path).join(', ')})\n`);
-  return 0;
-}
-
-async function serve(file: string | undefined): Promise<void> {
-  if (!file) {
-    process.stderr.write('serve needs --config FILE or MCP_GATEWAY_CONFIG\n');
-    process.exit(2);
-  }
-  const config = await loadOrExit(file);
-  const [{ createLogger }, { serveGateway }] = await Promise.all([import('./observability/logger.js'), import('./serve.js')]);
-  const logger = createLogger({ level: config.logLevel });
-  for (const warning of config.warnings) logger.warn({ warning }, 'config warning');
-  await serveGateway({ file, config, logger });
-}
-
-interface DevAuthServerFlags {
-  readonly issuer?: string;
-  readonly autoApprove: boolean;
-  readonly keysFile?: string;
-}
-
-async function devAuthServer(file: string | undefined, options: DevAuthServerFlags): Promise<void> {
-  if (!file) {
-    process.stderr.write('dev-auth-server needs --config FILE (the gateway config it issues tokens for)\n');
-    process.exit(2);
-  }
-  const config = await loadOrExit(file);
-  // Loaded on demand: oidc-provider is only needed by this development command.
-  const { defaultSigningKeysFile, devAuthServerOptionsFromConfig, startDevAuthServer } = await import('./authserver/index.js');
-  const { createLogger } = await import('./observability/logger.js');
-  const logger = createLogger({ level: config.logLevel });
-  const serverOptions = devAuthServerOptionsFromConfig(config, options);
-  const server = await startDevAuthServer({
-    ...serverOptions,
-    signingKeysFile: options.keysFile ?? defaultSigningKeysFile(serverOptions.issuer),
-    logger,
-  });
-  logger.info({ issuer: server.issuer, autoApprove: options.autoApprove }, 'development authorization server listening');
-  const stop = () => {
-    server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
-}
-
-async function grants(action: string | undefined, file: string | undefined, filter: GrantFilter): Promise<number> {
-  if (action !== 'list' && action !== 'revoke') {
-    process.stderr.write('grants needs list or revoke: mcp-auth-gateway grants list|revoke --config FILE [--route R] [--subject S]\n');
-    return 2;
-  }
-  if (!file) {
-    process.stderr.write(`grants ${action} needs --config FILE\n`);
-    return 2;
-  }
-  const config = await loadOrExit(file);
-  const [{ createLogger }, { runGrantCommand }] = await Promise.all([import('./observability/logger.js'), import('./consent/grants-command.js')]);
-  // Audit lines (revocations) go to stderr; stdout is the listing.
-  const logger = createLogger({ level: config.logLevel, destination: process.stderr });
-  const result = await runGrantCommand(config, action, filter, logger);
-  if (!result.ok) {
-    process.stderr.write(`grants ${action}: ${result.problem}\n`);
-    return 1;
-  }
-  process.stdout.write(result.value);
-  return 0;
-}
-
 const processOutput = { stdout: (text: string) => process.stdout.write(text), stderr: (text: string) => process.stderr.write(text) };
 
 export async function main(argv: readonly string[]): Promise<number | undefined> {
@@ -175,18 +77,19 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
   }
   switch (command) {
     case 'check-config':
-      return checkConfig(argument ?? values.config);
+      return (await import('./config/cli.js')).checkConfigCommand(argument ?? values.config);
     case 'dev-auth-server':
-      await devAuthServer(values.config ?? argument, {
+      // Loaded on demand: oidc-provider is only needed by this development command.
+      await (await import('./authserver/command.js')).devAuthServerCommand(values.config ?? argument, {
         issuer: values.issuer,
         autoApprove: values['auto-approve'] ?? false,
         keysFile: values['keys-file'],
       });
       return undefined;
     case 'grants':
-      return grants(argument, values.config, { route: values.route, subject: values.subject });
+      return (await import('./grants/grants-command.js')).grantsCommand(argument, values.config, { route: values.route, subject: values.subject });
     case 'serve':
-      await serve(values.config ?? process.env.MCP_GATEWAY_CONFIG);
+      await (await import('./gateway/serve.js')).serveCommand(values.config ?? process.env.MCP_GATEWAY_CONFIG);
       return undefined;
     default:
       process.stderr.write(`unknown command "${command}"\n\n${HELP}`);

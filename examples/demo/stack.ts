@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { assembleGateway } from '../../src/assemble.js';
+import { assembleGateway } from '../../src/gateway/assemble.js';
 import { devAuthServerOptionsFromConfig, startDevAuthServer, type DevAuthServer } from '../../src/authserver/index.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { CompiledConfig } from '../../src/config/types.js';
 import { createLogger } from '../../src/observability/logger.js';
-import type { Gateway } from '../../src/server.js';
+import type { Gateway } from '../../src/gateway/build.js';
 import { startCalculator, type Calculator } from '../calculator/server.js';
 import { startNotes, type NotesServer } from '../notes/server.js';
 

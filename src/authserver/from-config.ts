@@ -1,5 +1,5 @@
 import type { AuthorizationCodeClient, CompiledConfig, CompiledRoute } from '../config/types.js';
-import { CONSENT_PATHS } from '../consent/paths.js';
+import { CONSENT_PATHS } from '../grants/paths.js';
 import type { DevAuthServerOptions, DevClient, DevResource } from './types.js';
 
 /** The MCP authorization spec's example scope; always offered so clients following the spec examples succeed. */

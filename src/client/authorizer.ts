@@ -1,19 +1,46 @@
 import { refreshAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { runAuthorizationCodeFlow } from './authorization-code-flow.js';
 import { missingClientIdentity, obtainClientIdentity, type ClientIdentity } from './client-identity.js';
 import { discover, type AuthorizationServerFound } from './discovery.js';
 import { authorizationServerChecks, isPrefixResource, resourceMetadataChecks, usableAuthorizationServer } from './discovery-checks.js';
-import type { LoginOptions } from './login.js';
 import { LoginError } from './login-error.js';
 import type { RedirectListener } from './loopback-redirect.js';
 import type { RefusedRequest } from './mcp-session.js';
 import type { RecordingFetch } from './recording-fetch.js';
+import type { Redactor } from './redaction.js';
 import { canonicalResource } from './resource-identifier.js';
 import { selectScope, unionScopes } from './scope-selection.js';
 import { findToken, forgetToken, readTokenStore, saveToken, type StoredToken } from './token-store.js';
 import type { Challenge } from './www-authenticate.js';
+
+/** What `login` was asked to do (its command-line options), as the authorizer needs it. */
+export interface LoginOptions {
+  readonly url: URL;
+  /** `--scope`: the scope of the first authorization instead of the spec's selection. */
+  readonly scope?: string;
+  readonly clientId?: string;
+  readonly clientSecret?: string;
+  readonly clientMetadataUrl?: string;
+  /** `--allow-private`: discovered URLs may name non-public hosts (address-policy.ts). */
+  readonly allowPrivate?: boolean;
+  /** `--call-tool`: a tool to call after `tools/list`, so the token also carries the scopes it needs. */
+  readonly callTool?: { readonly name: string; readonly arguments: Record<string, unknown> };
+  /** Every request (discovery, registration, token, MCP) without response headers after this long is aborted. */
+  readonly timeoutMs: number;
+  /** How long the user has to sign in. */
+  readonly authorizationTimeoutMs: number;
+  readonly presentAuthorizationUrl: (url: URL) => Promise<void>;
+  /** One line of progress; never given a token, a code or a secret. */
+  readonly log: (line: string) => void;
+  /** The token store (token-store.ts): read for a token to reuse, written with every new one. */
+  readonly tokenStorePath: string;
+  readonly redactor: Redactor;
+  readonly fetch?: FetchLike;
+  readonly now?: () => number;
+}
 
 /** Authorizations for one operation before its failure is final: the first, and at most two more. */
 const MAX_AUTHORIZATIONS_PER_OPERATION = 3;

@@ -1,39 +1,13 @@
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import { addressPolicy } from './address-policy.js';
-import { Authorizer } from './authorizer.js';
+import { Authorizer, type LoginOptions } from './authorizer.js';
 import { LoginError } from './login-error.js';
 import { startRedirectListener } from './loopback-redirect.js';
 import { McpSession } from './mcp-session.js';
 import { recordingFetch } from './recording-fetch.js';
-import type { Redactor } from './redaction.js';
 import { printable } from './report.js';
 import type { StoredToken } from './token-store.js';
 
-export interface LoginOptions {
-  readonly url: URL;
-  /** `--scope`: the scope of the first authorization instead of the spec's selection. */
-  readonly scope?: string;
-  readonly clientId?: string;
-  readonly clientSecret?: string;
-  readonly clientMetadataUrl?: string;
-  /** `--allow-private`: discovered URLs may name non-public hosts (address-policy.ts). */
-  readonly allowPrivate?: boolean;
-  /** `--call-tool`: a tool to call after `tools/list`, so the token also carries the scopes it needs. */
-  readonly callTool?: { readonly name: string; readonly arguments: Record<string, unknown> };
-  /** Every request (discovery, registration, token, MCP) without response headers after this long is aborted. */
-  readonly timeoutMs: number;
-  /** How long the user has to sign in. */
-  readonly authorizationTimeoutMs: number;
-  readonly presentAuthorizationUrl: (url: URL) => Promise<void>;
-  /** One line of progress; never given a token, a code or a secret. */
-  readonly log: (line: string) => void;
-  /** The token store (token-store.ts): read for a token to reuse, written with every new one. */
-  readonly tokenStorePath: string;
-  readonly redactor: Redactor;
-  readonly fetch?: FetchLike;
-  readonly now?: () => number;
-}
 
 /** The links of a URL elicitation the server answered with (2025-11-25 error -32042, 2026-07-28 input_required). */
 function consentLinks(error: unknown): { readonly url: string; readonly message: string }[] {

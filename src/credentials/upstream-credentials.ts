@@ -1,18 +1,17 @@
-import type { UpstreamCredentialProvider } from '../decision/index.js';
 import type { UpstreamAuth } from '../config/types.js';
+import type { UpstreamCredentialProvider } from '../decision/index.js';
 import { createOAuthHeaders, type OAuthCredentialDeps } from './oauth-credentials.js';
-import type { UserGrants } from './user-oauth.js';
 
-/**
- * What OAuth-based credentials need: the cache store and key secret, injectable fetch and clock, and for
- * user_oauth the route's grants (built with the consent pages, src/consent/).
- */
-export type CredentialDeps = OAuthCredentialDeps & { readonly userGrants?: UserGrants };
+/** Every upstream credential but each user's own grant, which grants/ provides (user_oauth). */
+export type GatewayCredential = Exclude<UpstreamAuth, { readonly type: 'user_oauth' }>;
 
 const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
-/** The secret stays in the closure and is revealed per request, so the provider itself prints nothing. */
-export function createUpstreamCredentialProvider(auth: UpstreamAuth, deps: CredentialDeps): UpstreamCredentialProvider {
+/**
+ * The gateway's own credential towards one route's upstream. The secret stays in the closure and is revealed per
+ * request, so the provider itself prints nothing.
+ */
+export function createUpstreamCredentialProvider(auth: GatewayCredential, deps: OAuthCredentialDeps): UpstreamCredentialProvider {
   switch (auth.type) {
     case 'none':
       return { headersFor: () => NO_HEADERS };
@@ -28,9 +27,6 @@ export function createUpstreamCredentialProvider(auth: UpstreamAuth, deps: Crede
     case 'client_credentials':
     case 'token_exchange':
       return { headersFor: createOAuthHeaders(auth, deps) };
-    case 'user_oauth':
-      if (!deps.userGrants) throw new Error('user_oauth needs the consent section');
-      return deps.userGrants;
     default: {
       const unknown: never = auth;
       throw new Error(`unsupported upstream auth type: ${(unknown as { type: string }).type}`);

@@ -1,5 +1,5 @@
 import type { CacheStatus } from '../cache/store.js';
-import type { Runtime } from '../runtime.js';
+import type { DecisionRuntime } from '../decision/index.js';
 
 export interface Readiness {
   readonly ready: boolean;
@@ -22,7 +22,7 @@ function storeReady(cache: CacheStatus): boolean {
   return cache.backend === 'memory' || cache.connectedOnce;
 }
 
-export function readiness(runtime: Runtime, cache: CacheStatus, draining: boolean): Readiness {
+export function readiness(runtime: DecisionRuntime, cache: CacheStatus, draining: boolean): Readiness {
   const routes: Record<string, boolean> = {};
   for (const { route, verifier } of runtime.routes.values()) routes[route.name] = verifier.isReady();
   const allRoutesReady = Object.values(routes).every(Boolean);

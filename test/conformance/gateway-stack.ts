@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { startClientMetadataServer } from '../../src/client/client-metadata-server.js';
 import { headlessClientMetadata, HeadlessOAuthClientProvider } from '../../examples/demo/headless-oauth-provider.js';
 import { freePort } from '../helpers/net.js';
-import { assembleGateway } from '../../src/assemble.js';
+import { assembleGateway } from '../../src/gateway/assemble.js';
 import { devAuthServerOptionsFromConfig, startDevAuthServer } from '../../src/authserver/index.js';
 import { parseConfig } from '../../src/config/load.js';
 import { startConformanceFixture } from './fixture-server.js';

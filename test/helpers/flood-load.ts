@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { createConsentLinks } from '../../src/consent/links.js';
-import type { createGrantStore, UserGrant } from '../../src/consent/grant-store.js';
+import type { createConsentLinks } from '../../src/grants/links.js';
+import type { createGrantStore, UserGrant } from '../../src/grants/grant-store.js';
 import { active, inactive, INTROSPECTION_SECRET, startIntrospectionServer } from './introspection-server.js';
 import { INITIALIZE, opensSessions, PING, postMcp, startReplayedGateway, type GatewayCode } from './replayed-gateway.js';
 import { startTestUpstream } from './upstream.js';

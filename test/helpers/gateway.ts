@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
-import { assembleGateway } from '../../src/assemble.js';
+import { assembleGateway } from '../../src/gateway/assemble.js';
 import { createMemoryStore } from '../../src/cache/memory-store.js';
 import type { CacheStore } from '../../src/cache/store.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { CompiledConfig, JwtSettings } from '../../src/config/types.js';
-import type { Gateway } from '../../src/server.js';
+import type { Gateway } from '../../src/gateway/build.js';
 import { captureLogs } from './capture-logs.js';
 
 export interface RunningGateway {

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Gateway } from '../../src/server.js';
+import type { Gateway } from '../../src/gateway/build.js';
 
 export interface Sample {
   readonly name: string;

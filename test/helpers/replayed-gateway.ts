@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { pino } from 'pino';
-import type { assembleGateway } from '../../src/assemble.js';
+import type { assembleGateway } from '../../src/gateway/assemble.js';
 import type { createCacheStore } from '../../src/cache/create-store.js';
 import type { CacheStore } from '../../src/cache/store.js';
 import type { parseConfig } from '../../src/config/load.js';
-import type { Gateway } from '../../src/server.js';
+import type { Gateway } from '../../src/gateway/build.js';
 import type { UpstreamBehaviour } from './upstream.js';
 
 /**

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assembleGateway } from '../../src/assemble.js';
+import { assembleGateway } from '../../src/gateway/assemble.js';
 import { devAuthServerOptionsFromConfig, startDevAuthServer, type DevAuthServer } from '../../src/authserver/index.js';
 import { createMemoryStore } from '../../src/cache/memory-store.js';
-import type { Gateway } from '../../src/server.js';
+import type { Gateway } from '../../src/gateway/build.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 import { compileOrThrow } from '../helpers/gateway.js';
 import { freePort } from '../helpers/net.js';

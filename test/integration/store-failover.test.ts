@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assembleGateway } from '../../src/assemble.js';
+import { assembleGateway } from '../../src/gateway/assemble.js';
 import { createCacheStore } from '../../src/cache/create-store.js';
 import { parseConfig } from '../../src/config/load.js';
 import { measureFailover, type Topology } from '../helpers/failover-load.js';

@@ -10,13 +10,13 @@ import { ConsentBrowser, completeConsentHeadlessly } from '../../examples/demo/h
 import { HeadlessOAuthClientProvider } from '../../examples/demo/headless-oauth-provider.js';
 import { connectWithOAuth, type OAuthSession } from '../../examples/demo/oauth-session.js';
 import { startNotes, type NotesServer } from '../../examples/notes/server.js';
-import { assembleGateway } from '../../src/assemble.js';
+import { assembleGateway } from '../../src/gateway/assemble.js';
 import { devAuthServerOptionsFromConfig, startDevAuthServer, type DevAuthServer } from '../../src/authserver/index.js';
 import { consentKey } from '../../src/cache/cache-keys.js';
 import { createMemoryStore } from '../../src/cache/memory-store.js';
 import { createRedisStore, type RedisStore } from '../../src/cache/redis-store.js';
-import { createGrantStore, type UserGrant } from '../../src/consent/grant-store.js';
-import type { Gateway } from '../../src/server.js';
+import { createGrantStore, type UserGrant } from '../../src/grants/grant-store.js';
+import type { Gateway } from '../../src/gateway/build.js';
 import { launchChromium, type Pages } from '../clients/browser.js';
 import { captureLogs } from '../helpers/capture-logs.js';
 import { compileOrThrow } from '../helpers/gateway.js';

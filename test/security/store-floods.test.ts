@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { assembleGateway } from '../../src/assemble.js';
+import { assembleGateway } from '../../src/gateway/assemble.js';
 import { createCacheStore } from '../../src/cache/create-store.js';
 import { parseConfig } from '../../src/config/load.js';
-import { createConsentLinks } from '../../src/consent/links.js';
-import { createGrantStore } from '../../src/consent/grant-store.js';
+import { createConsentLinks } from '../../src/grants/links.js';
+import { createGrantStore } from '../../src/grants/grant-store.js';
 import { measureFloods } from '../helpers/flood-load.js';
 
 /**

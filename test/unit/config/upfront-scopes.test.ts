@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { challengeScopes } from '../../../src/decision/challenge.js';
 import { broadestScopes, impliedScopes } from '../../../src/config/compile.js';
-import { protectedResourceMetadata } from '../../../src/metadata/document.js';
+import { protectedResourceMetadata } from '../../../src/doors/public/metadata-document.js';
 import { compiled, configWith, parseObject } from './fixtures.js';
 
 const POLICY = {

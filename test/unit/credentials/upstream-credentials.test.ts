@@ -4,12 +4,12 @@ import { describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../../src/decision/ports.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
 import { Secret } from '../../../src/config/secret.js';
-import type { UpstreamAuth } from '../../../src/config/types.js';
-import { createUpstreamCredentialProvider, type CredentialDeps } from '../../../src/credentials/upstream-credentials.js';
+import type { OAuthCredentialDeps } from '../../../src/credentials/oauth-credentials.js';
+import { createUpstreamCredentialProvider, type GatewayCredential } from '../../../src/credentials/upstream-credentials.js';
 
 const SECRET_VALUE = 'upstream-secret-canary';
 const CALLER_TOKEN = 'caller-token-canary';
-const deps: CredentialDeps = { store: createMemoryStore(), keySecret: randomBytes(32) };
+const deps: OAuthCredentialDeps = { store: createMemoryStore(), keySecret: randomBytes(32) };
 
 const auth: AuthContext = {
   issuer: 'https://as.example.com',
@@ -22,7 +22,7 @@ const auth: AuthContext = {
 };
 
 describe('createUpstreamCredentialProvider', () => {
-  it.each<[string, UpstreamAuth, Record<string, string>]>([
+  it.each<[string, GatewayCredential, Record<string, string>]>([
     ['none', { type: 'none' }, {}],
     ['bearer', { type: 'bearer', token: new Secret(SECRET_VALUE) }, { authorization: `Bearer ${SECRET_VALUE}` }],
     ['header (name lowercased)', { type: 'header', name: 'X-Upstream-Key', value: new Secret(SECRET_VALUE) }, { 'x-upstream-key': SECRET_VALUE }],
@@ -31,7 +31,7 @@ describe('createUpstreamCredentialProvider', () => {
     expect(provider.headersFor(auth, CALLER_TOKEN)).toStrictEqual(expected);
   });
 
-  it.each<[string, UpstreamAuth]>([
+  it.each<[string, GatewayCredential]>([
     ['bearer', { type: 'bearer', token: new Secret(SECRET_VALUE) }],
     ['header', { type: 'header', name: 'x-upstream-key', value: new Secret(SECRET_VALUE) }],
   ])('H1 the %s provider does not print its secret (JSON, inspect)', (_name, upstreamAuth) => {
@@ -55,7 +55,7 @@ describe('createUpstreamCredentialProvider', () => {
   });
 
   it('rejects an auth type it does not know (config drift) at creation', () => {
-    expect(() => createUpstreamCredentialProvider({ type: 'kerberos' } as unknown as UpstreamAuth, deps)).toThrow(
+    expect(() => createUpstreamCredentialProvider({ type: 'kerberos' } as unknown as GatewayCredential, deps)).toThrow(
       'unsupported upstream auth type: kerberos',
     );
   });

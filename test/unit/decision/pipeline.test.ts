@@ -9,7 +9,7 @@ import { createDecisionState, type DecisionState } from '../../../src/decision/s
 import { GatewayError } from '../../../src/decision/refusal.js';
 import { createSigningKeySource } from '../../../src/identity/signing-key.js';
 import { createPrincipalSlots } from '../../../src/ratelimit/principal-slots.js';
-import { createRuntime, type Runtime } from '../../../src/runtime.js';
+import { createRuntime, type Runtime } from '../../../src/gateway/runtime.js';
 import { compileOrThrow } from '../../helpers/gateway.js';
 
 /**
