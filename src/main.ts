@@ -87,7 +87,7 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
       });
       return undefined;
     case 'grants':
-      return (await import('./grants/grants-command.js')).grantsCommand(argument, values.config, { route: values.route, subject: values.subject });
+      return (await import('./gateway/grants-command.js')).grantsCommand(argument, values.config, { route: values.route, subject: values.subject });
     case 'serve':
       await (await import('./gateway/serve.js')).serveCommand(values.config ?? process.env.MCP_GATEWAY_CONFIG);
       return undefined;

@@ -1,6 +1,5 @@
-import { createHmac, hash, randomBytes } from 'node:crypto';
-import type { MemoryRecordKind } from '../config/memory-bounds.js';
-import type { CacheSettings } from '../config/types.js';
+import { createHmac, hash } from 'node:crypto';
+import type { RecordKind } from './record-kinds.js';
 
 /**
  * Key of a cached introspection answer: a keyed hash of the token (never the token, never a fragment of it),
@@ -15,16 +14,6 @@ export function introspectionCacheKey(namespace: string, keySecret: Buffer, toke
 export function introspectionCacheKeys(namespace: string, keySecret: Buffer): (token: string) => string {
   const prefix = `introspect:${hash('sha256', namespace, 'hex').slice(0, 16)}:`;
   return (token) => prefix + createHmac('sha256', keySecret).update(token).digest('base64url');
-}
-
-/**
- * The HMAC key for cache keys. Replicas sharing Redis must share it, so it is required with Redis; the in-process
- * cache gets a random one per process (its entries die with the process anyway).
- */
-export function resolveCacheKeySecret(settings: CacheSettings): Buffer {
-  if (settings.keySecret) return Buffer.from(settings.keySecret.reveal(), 'utf8');
-  if (settings.redis ?? settings.redisUrl) throw new Error('cache.key_secret is required when a Redis cache is configured');
-  return randomBytes(32);
 }
 
 /** A keyed hash of identifying parts (a principal, a session id): equal parts give equal digests, nothing reversible. */
@@ -85,7 +74,7 @@ export function currentConsentLinkKey(keySecret: Buffer, route: string, issuer: 
 }
 
 /** Which bound of the in-process store a key counts against, by the class before its first `:`. */
-const KIND_OF_KEY_CLASS: ReadonlyMap<string, MemoryRecordKind> = new Map([
+const KIND_OF_KEY_CLASS: ReadonlyMap<string, RecordKind> = new Map([
   ['introspect', 'introspection'],
   ['session', 'sessions'],
   ['ratelimit', 'rate_limits'],
@@ -99,7 +88,7 @@ const KIND_OF_KEY_CLASS: ReadonlyMap<string, MemoryRecordKind> = new Map([
 ]);
 
 /** The record kind of a key built above (or of a prefix of one); `undefined` for any other key. */
-export function recordKindOf(key: string): MemoryRecordKind | undefined {
+export function recordKindOf(key: string): RecordKind | undefined {
   const end = key.indexOf(':');
   return end < 0 ? undefined : KIND_OF_KEY_CLASS.get(key.slice(0, end));
 }

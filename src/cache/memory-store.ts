@@ -1,24 +1,22 @@
 import { LRUCache } from 'lru-cache';
-import { DEFAULT_MEMORY_BOUNDS, type MemoryBounds, type MemoryRecordKind } from '../config/memory-bounds.js';
 import { recordKindOf } from './cache-keys.js';
+import { FALLBACK_BOUND, type RecordBounds, type RecordKind } from './record-kinds.js';
 import type { CacheStatus, CacheStore } from './store.js';
 import { takeFromBucket, type BucketState } from './token-bucket.js';
 import { storableTtl } from './ttl.js';
 
 /** A bound of the in-process store: a record kind, or `other` for keys of no known kind. */
-export type MemoryPartition = MemoryRecordKind | 'other';
+export type MemoryPartition = RecordKind | 'other';
 
 export interface MemoryStoreOptions {
   /** Most records kept per kind (`cache.memory`); the least recently used of that kind go first. */
-  readonly bounds?: Partial<MemoryBounds>;
+  readonly bounds?: RecordBounds;
   /** Called once per record evicted to make room (not for expiry or deletion). */
   readonly onEvict?: (partition: MemoryPartition) => void;
   /** Clock in ms since the epoch (injected in tests). */
   readonly now?: () => number;
 }
 
-/** Keys of no known kind: none in the gateway, which builds every key in cache-keys.ts. */
-const OTHER_BOUND = 10_000;
 const READY: CacheStatus = { backend: 'memory', state: 'ready' };
 
 /**
@@ -28,14 +26,15 @@ const READY: CacheStatus = { backend: 'memory', state: 'ready' };
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): CacheStore {
   const now = options.now ?? Date.now;
-  const bounds: MemoryBounds = { ...DEFAULT_MEMORY_BOUNDS, ...options.bounds };
+  const bounds = options.bounds ?? {};
   const partitions = new Map<MemoryPartition, LRUCache<string, string>>();
 
   function partition(name: MemoryPartition): LRUCache<string, string> {
     let entries = partitions.get(name);
     if (entries === undefined) {
       entries = new LRUCache<string, string>({
-        max: name === 'other' ? OTHER_BOUND : bounds[name],
+        // Keys of no known kind: none in the gateway, which builds every key in cache-keys.ts.
+        max: name === 'other' ? FALLBACK_BOUND : (bounds[name] ?? FALLBACK_BOUND),
         perf: { now },
         // Read the clock on every check: an entry must not be served even 1 ms past its TTL.
         ttlResolution: 0,

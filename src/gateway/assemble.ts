@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { createJwtVerifierCaches } from '../auth/jwt-verifier.js';
 import { createRouteVerifier } from '../auth/route-verifier.js';
-import { resolveCacheKeySecret } from '../cache/cache-keys.js';
-import { createCacheStore } from '../cache/create-store.js';
+import { resolveCacheKeySecret } from './cache-store.js';
+import { createCacheStore } from './cache-store.js';
 import type { CacheStore } from '../cache/store.js';
 import type { CompiledConfig } from '../config/types.js';
 import type { AuthCounters } from '../observability/auth-counters.js';

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { RouteVerifier } from '../auth/route-verifier.js';
-import { resolveCacheKeySecret } from '../cache/cache-keys.js';
+import { resolveCacheKeySecret } from './cache-store.js';
 import type { CacheStore } from '../cache/store.js';
 import { DEFAULT_MEMORY_BOUNDS } from '../config/memory-bounds.js';
 import type { CompiledConfig, CompiledRoute } from '../config/types.js';

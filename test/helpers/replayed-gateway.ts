@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { pino } from 'pino';
 import type { assembleGateway } from '../../src/gateway/assemble.js';
-import type { createCacheStore } from '../../src/cache/create-store.js';
+import type { createCacheStore } from '../../src/gateway/cache-store.js';
 import type { CacheStore } from '../../src/cache/store.js';
 import type { parseConfig } from '../../src/config/load.js';
 import type { Gateway } from '../../src/gateway/build.js';

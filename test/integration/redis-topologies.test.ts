@@ -1,6 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createCacheStore } from '../../src/cache/create-store.js';
+import { createCacheStore } from '../../src/gateway/cache-store.js';
 import { createRedisStore, type RedisStore, type RedisStoreOptions } from '../../src/cache/redis-store.js';
 import type { CacheStore } from '../../src/cache/store.js';
 import { captureLogs } from '../helpers/capture-logs.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createCacheStore } from '../../src/cache/create-store.js';
+import { createCacheStore } from '../../src/gateway/cache-store.js';
 import type { RedisStore } from '../../src/cache/redis-store.js';
 import { compileOrThrow, startGateway } from '../helpers/gateway.js';
 import { INTROSPECTION_SECRET } from '../helpers/introspection-server.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assembleGateway } from '../../src/gateway/assemble.js';
-import { createCacheStore } from '../../src/cache/create-store.js';
+import { createCacheStore } from '../../src/gateway/cache-store.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createConsentLinks } from '../../src/grants/links.js';
 import { createGrantStore } from '../../src/grants/grant-store.js';

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { introspectionCacheKey, resolveCacheKeySecret } from '../../../src/cache/cache-keys.js';
+import { introspectionCacheKey } from '../../../src/cache/cache-keys.js';
+import { resolveCacheKeySecret } from '../../../src/gateway/cache-store.js';
 import { Secret } from '../../../src/config/secret.js';
 
 const TOKEN = 'opaque-TOKEN_0123456789abcdefghijklmnopqrstuvwxyz';

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createCacheStore } from '../../../src/cache/create-store.js';
+import { createCacheStore } from '../../../src/gateway/cache-store.js';
 import { createRedisStore, type RedisStore } from '../../../src/cache/redis-store.js';
 import { Secret } from '../../../src/config/secret.js';
 import { captureLogs } from '../../helpers/capture-logs.js';

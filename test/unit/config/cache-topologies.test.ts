@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { resolveCacheKeySecret } from '../../../src/cache/cache-keys.js';
+import { resolveCacheKeySecret } from '../../../src/gateway/cache-store.js';
 import { compiled, configWith, parseObject, problems } from './fixtures.js';
 
 const KEY_SECRET = 'k'.repeat(32);

@@ -1,12 +1,12 @@
 import { loadConfigOrExit } from '../config/cli.js';
 import { createLogger } from '../observability/logger.js';
 import type { Logger } from 'pino';
-import { resolveCacheKeySecret } from '../cache/cache-keys.js';
-import { createCacheStore } from '../cache/create-store.js';
+import { resolveCacheKeySecret } from './cache-store.js';
+import { createCacheStore } from './cache-store.js';
 import type { RedisStore } from '../cache/redis-store.js';
 import type { CompiledConfig } from '../config/types.js';
-import { listGrants, revokeGrants, type GrantCommandResult, type GrantFilter, type GrantListing } from './operator.js';
-import { createConsentRuntime } from './service.js';
+import { listGrants, revokeGrants, type GrantCommandResult, type GrantFilter, type GrantListing } from '../grants/operator.js';
+import { createConsentRuntime } from '../grants/service.js';
 
 /** How long `grants` waits for Redis before giving up. */
 const REDIS_CONNECT_MS = 5_000;

@@ -1,8 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { CacheSettings, RedisConnection } from '../config/types.js';
-import { createMemoryStore, type MemoryPartition } from './memory-store.js';
-import { createRedisStore, type RedisTarget } from './redis-store.js';
-import type { CacheStore } from './store.js';
+import { createMemoryStore, type MemoryPartition } from '../cache/memory-store.js';
+import { createRedisStore, type RedisTarget } from '../cache/redis-store.js';
+import type { CacheStore } from '../cache/store.js';
 
 export interface CacheStoreOptions {
   /** Overrides `cache.command_timeout` (operator commands may wait longer than a request). */
@@ -44,4 +45,14 @@ function redisTarget(connection: RedisConnection): RedisTarget {
     case 'cluster':
       return { cluster: { nodes: connection.nodes, password: connection.password?.reveal(), tls: connection.tls } };
   }
+}
+
+/**
+ * The HMAC key for cache keys. Replicas sharing Redis must share it, so it is required with Redis; the in-process
+ * cache gets a random one per process (its entries die with the process anyway).
+ */
+export function resolveCacheKeySecret(settings: CacheSettings): Buffer {
+  if (settings.keySecret) return Buffer.from(settings.keySecret.reveal(), 'utf8');
+  if (settings.redis ?? settings.redisUrl) throw new Error('cache.key_secret is required when a Redis cache is configured');
+  return randomBytes(32);
 }
