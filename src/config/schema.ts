@@ -1,9 +1,22 @@
-import { isIPv6 } from 'node:net';
 import { z } from 'zod';
-import { DURATION_PATTERN, MAX_DURATION_MS, formatDuration, parseDuration } from './duration.js';
+import {
+  MIN_TIMEOUT_MS,
+  bindHost,
+  clientSecretMethod,
+  duration,
+  hostPortList,
+  listenerPort,
+  privateKey,
+  rule,
+  scope,
+  scopeList,
+  scopeListOrString,
+  secret,
+  strictUrl,
+  upstreamUrl,
+} from './fields.js';
 import {
   ROUTE_NAME_PATTERN,
-  SCOPE_PATTERN,
   bearerTokenProblem,
   forwardedHeaderProblem,
   hostProblem,
@@ -14,104 +27,17 @@ import {
   routePathProblem,
 } from './rules.js';
 import { MEMORY_RECORD_KINDS, type MemoryRecordKind } from './memory-bounds.js';
-import { privateKeyProblem } from './private-key.js';
 import { trustedProxyProblem } from './trusted-proxies.js';
 import type { JwtAlgorithm } from './types.js';
-import { urlProblem } from './url.js';
-import type { UrlRules } from './url.js';
 
 /**
  * The configuration file's schema: the single source of truth for key names, types, defaults and the JSON Schema
- * (scripts/write-schema.ts). Checks that need more than one value (uniqueness, http allowed by
- * `allow_insecure_http`) live in compile.ts.
+ * (scripts/write-schema.ts); the field builders it shares are in fields.ts. Checks that need more than one value
+ * (uniqueness, http allowed by `allow_insecure_http`) live in compile.ts.
  */
 
-/** Adapts a `reason | undefined` rule to zod. */
-function rule<T>(problem: (value: T) => string | undefined) {
-  return (value: T, ctx: z.RefinementCtx) => {
-    const message = problem(value);
-    if (message !== undefined) ctx.addIssue({ code: 'custom', message });
-  };
-}
-
-const STRICT_URL: UrlRules = { blockInternalHosts: true, requireNormalForm: true };
-
-/** A URL the gateway advertises or fetches: https (http only per compile.ts), no userinfo/query/fragment. */
-function strictUrl(description: string) {
-  return z
-    .string()
-    .superRefine(rule((value: string) => urlProblem(value, STRICT_URL)))
-    .meta({ format: 'uri' })
-    .describe(description);
-}
-
-const MIN_TIMEOUT_MS = 1;
-
-interface DurationLimits {
-  readonly min?: number;
-  readonly max?: number;
-}
-
-function duration(defaultValue: number | string, description: string, limits: DurationLimits = {}) {
-  const { min = 0, max = MAX_DURATION_MS } = limits;
-  const message = 'must be a number of seconds or a duration like 500ms, 30s, 5m, 1h';
-  return z
-    .union([
-      z.number().nonnegative({ error: message }),
-      z.string().regex(DURATION_PATTERN, { error: message }),
-    ], { error: message })
-    // Both branches are valid durations by now.
-    .transform((value) => parseDuration(value) ?? Number.NaN)
-    .pipe(
-      z
-        .number()
-        .min(min, { error: `must be at least ${formatDuration(min)}` })
-        .max(max, { error: `must be at most ${formatDuration(max)}` }),
-    )
-    .prefault(defaultValue)
-    .describe(`${description} Seconds, or a string like 500ms, 30s, 5m, 1h. Default: ${defaultValue}.`);
-}
-
-const scope = z
-  .string()
-  .regex(SCOPE_PATTERN, { error: 'must be an RFC 6749 scope token: visible ASCII without space, " or \\' });
-
-function scopeList(description: string) {
-  return z.array(scope).default([]).describe(`${description} Default: [].`);
-}
-
-/** A list of scopes, or one OAuth `scope` value (space-separated, RFC 6749 §3.3) as an authorization server shows it. */
-function scopeListOrString(description: string) {
-  const spaceSeparated = z
-    .string()
-    .transform((value) => value.split(' ').filter((token) => token !== ''))
-    .pipe(z.array(scope));
-  return z
-    .union([z.array(scope), spaceSeparated])
-    .default([])
-    .describe(`${description} A list, or one space-separated string ("calc:read calc:write"). Default: [].`);
-}
-
-/** A credential: literal values are allowed but warned about; references are resolved before validation. */
-function secret(description: string) {
-  return z
-    .string()
-    .min(1, { error: 'must not be empty' })
-    .describe(`${description} A secret: write \${env:NAME} or \${file:/absolute/path}.`);
-}
-
-/** A private signing key (JWK JSON or PEM), always a secret reference in production. */
-function privateKey(description: string, only?: 'ES256') {
-  return secret(`${description} A JWK (JSON) or PEM private key.`).superRefine(
-    rule((value: string) => privateKeyProblem(value, only)),
-  );
-}
-
 /** The upstream's RFC 8707 resource indicator: any absolute http(s) URI (upstreams may be pod-local). */
-const resourceIndicator = z
-  .string()
-  .superRefine(rule((value: string) => urlProblem(value, { blockInternalHosts: false, requireNormalForm: false })))
-  .meta({ format: 'uri' })
+const resourceIndicator = upstreamUrl()
   .optional()
   .describe('RFC 8707 resource indicator of the upstream (sent as `resource`).');
 
@@ -124,10 +50,7 @@ const tokenEndpointClient = {
   client_id: z.string().min(1).describe('Client id of the gateway at that authorization server.'),
   client_secret: secret('Client secret (client_secret_basic or client_secret_post).').optional(),
   private_key: privateKey('Key for private_key_jwt client authentication (RFC 7523).').optional(),
-  auth_method: z
-    .enum(['client_secret_basic', 'client_secret_post'])
-    .default('client_secret_basic')
-    .describe('How client_secret is sent. Default: client_secret_basic. Ignored with private_key.'),
+  auth_method: clientSecretMethod('How client_secret is sent. Default: client_secret_basic. Ignored with private_key.'),
   scope: scopeListOrString('Scopes requested for the upstream token.'),
   resource: resourceIndicator,
   audience: z.string().min(1).optional().describe('Audience requested (sent as `audience`, RFC 8693 / vendor).'),
@@ -156,10 +79,7 @@ const tokenExchangeAuth = z
 const authorizationCodeClient = {
   client_id: z.string().min(1).describe('Client id of the gateway at that authorization server.'),
   client_secret: secret('Client secret; without it the gateway is a public client (PKCE only).').optional(),
-  auth_method: z
-    .enum(['client_secret_basic', 'client_secret_post'])
-    .default('client_secret_basic')
-    .describe('How client_secret is sent. Default: client_secret_basic.'),
+  auth_method: clientSecretMethod('How client_secret is sent. Default: client_secret_basic.'),
   timeout: duration('5s', 'Timeout of one request to that authorization server.', { min: MIN_TIMEOUT_MS }),
 };
 
@@ -229,11 +149,7 @@ const identity = z
 
 const upstream = z
   .strictObject({
-    url: z
-      .string()
-      .superRefine(rule((value: string) => urlProblem(value, { blockInternalHosts: false, requireNormalForm: false })))
-      .meta({ format: 'uri' })
-      .describe('MCP endpoint of the upstream server; http is allowed (typically a pod-local service).'),
+    url: upstreamUrl().describe('MCP endpoint of the upstream server; http is allowed (typically a pod-local service).'),
     auth: upstreamAuth,
     identity: identity.optional(),
     validates_mirrored_headers: z
@@ -293,10 +209,7 @@ const introspection = z
     endpoint: strictUrl('RFC 7662 introspection endpoint.'),
     client_id: z.string().min(1).describe('Client id the gateway authenticates with.'),
     client_secret: secret('Client secret for the introspection endpoint.').optional(),
-    auth_method: z
-      .enum(['client_secret_basic', 'client_secret_post'])
-      .default('client_secret_basic')
-      .describe('How the client authenticates. Default: client_secret_basic.'),
+    auth_method: clientSecretMethod('How the client authenticates. Default: client_secret_basic.'),
     issuer: strictUrl('Expected `iss` in answers. Default: tokens.jwt.issuer when set.').optional(),
     timeout: duration('3s', 'Timeout of one introspection request.', { min: MIN_TIMEOUT_MS }),
     clock_tolerance: duration('30s', 'Allowed clock skew for an answer\'s nbf (exp is never stretched: a cached answer ends at exp).', {
@@ -422,30 +335,6 @@ const route = z
   })
   .describe('One protected MCP server.');
 
-const HOSTNAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
-const HOST_PORT_PATTERN = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]+)):(\d{1,5})$/;
-
-/** `host:port` (IPv6 in brackets) as ioredis wants it; undefined when malformed. */
-function parseHostPort(value: string): { host: string; port: number } | undefined {
-  const match = HOST_PORT_PATTERN.exec(value);
-  if (!match) return undefined;
-  const [, ipv6, name, portText] = match;
-  const port = Number(portText);
-  if (port < 1 || port > 65_535) return undefined;
-  if (ipv6 !== undefined) return isIPv6(ipv6) ? { host: ipv6, port } : undefined;
-  return name !== undefined && HOSTNAME_PATTERN.test(name) ? { host: name, port } : undefined;
-}
-
-function hostPortList(description: string) {
-  const hostPort = z.string().transform((value, ctx) => {
-    const parsed = parseHostPort(value);
-    if (parsed !== undefined) return parsed;
-    ctx.addIssue({ code: 'custom', message: 'expected host:port' });
-    return z.NEVER;
-  });
-  return z.array(hostPort).min(1, { error: 'at least one host:port is required' }).describe(description);
-}
-
 /** `cache.memory`: one bound per record kind, so one kind's flood never evicts another kind's records. */
 const memoryBounds = z
   .strictObject(
@@ -494,20 +383,16 @@ export const configSchema = z
   .strictObject({
     listen: z
       .strictObject({
-        host: z.string().min(1).default('0.0.0.0').describe('Bind address. Default: 0.0.0.0.'),
-        port: z.number().int().min(0).max(65535).default(8080).describe('Port. Default: 8080.'),
+        host: bindHost('0.0.0.0', 'Bind address.'),
+        port: listenerPort(8080),
       })
       .prefault({})
       .describe('Where the gateway listens.'),
     admin: z
       .strictObject({
         enabled: z.boolean().default(true).describe('Serve the admin listener. Default: true.'),
-        host: z
-          .string()
-          .min(1)
-          .default('127.0.0.1')
-          .describe('Bind address; keep it off public interfaces (metrics are unauthenticated). Default: 127.0.0.1.'),
-        port: z.number().int().min(0).max(65535).default(9090).describe('Port. Default: 9090.'),
+        host: bindHost('127.0.0.1', 'Bind address; keep it off public interfaces (metrics are unauthenticated).'),
+        port: listenerPort(9090),
       })
       .prefault({})
       .describe('Admin listener: /metrics (Prometheus), /healthz, /readyz. Never served on the main listener.'),
@@ -527,12 +412,8 @@ export const configSchema = z
           .boolean()
           .default(false)
           .describe('Answer questions without the shared secret (only when nothing but the proxy can reach the listener, e.g. a Unix-socket-like loopback sidecar). Default: false.'),
-        host: z
-          .string()
-          .min(1)
-          .default('127.0.0.1')
-          .describe('Bind address; only the proxy asking (nginx, Envoy, Traefik) may reach it. Default: 127.0.0.1.'),
-        port: z.number().int().min(0).max(65535).default(8181).describe('Port. Default: 8181.'),
+        host: bindHost('127.0.0.1', 'Bind address; only the proxy asking (nginx, Envoy, Traefik) may reach it.'),
+        port: listenerPort(8181),
         path_prefix: z
           .string()
           .regex(/^(\/[A-Za-z0-9\-._~]+)*$/, { error: 'must be empty or start with "/" and not end with "/"' })
