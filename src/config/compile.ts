@@ -1,7 +1,15 @@
 import { deepFreeze, immutableMap, immutableSet } from './freeze.js';
 import type { ConfigProblem } from './problem.js';
 import type { RawConfig } from './schema.js';
-import { Secret } from './secret.js';
+import { Secret, optionalSecret } from './secret.js';
+import { compileAdmin } from './sections/admin.js';
+import { compileCache, usesRedis } from './sections/cache.js';
+import { compileDecision, type DecisionProxy } from './sections/decision.js';
+import { compileLimits } from './sections/limits.js';
+import { compileListen } from './sections/listen.js';
+import { compileLog } from './sections/log.js';
+import { compilePublicUrl, publicBase } from './sections/public-url.js';
+import { compileShutdown } from './sections/shutdown.js';
 import type {
   AuthorizationCodeClient,
   CompiledConfig,
@@ -10,13 +18,11 @@ import type {
   IntrospectionSettings,
   JwtSettings,
   PolicySettings,
-  RedisConnection,
   TokenEndpointSettings,
   UpstreamAuth,
 } from './types.js';
 import { normalizeResourceUri, resourceUriForm } from './resource-uri.js';
-import { compileTrustedProxies } from './trusted-proxies.js';
-import { isInsecureHttp, isLoopbackHost } from './url.js';
+import { isInsecureHttp } from './url.js';
 
 /** RFC 9728 §3.1: the PRM path is this prefix followed by the resource's path. */
 export const WELL_KNOWN_PRM = '/.well-known/oauth-protected-resource';
@@ -33,7 +39,7 @@ export type CompileResult = { config: CompiledConfig } | { problems: ConfigProbl
  * literal secrets can be warned about.
  */
 export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<string> = new Set()): CompileResult {
-  const publicUrl = raw.public_url.replace(/\/$/, '');
+  const publicUrl = publicBase(raw);
   const routes = raw.routes.map((route) => compileRoute(route, publicUrl));
   const shapeBIndex = raw.routes.length === 1 ? 0 : raw.routes.findIndex((route) => route.default);
   const problems = [
@@ -50,49 +56,22 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
   const compiledRoutes = routes.map((route, index) => ({ ...route, isDefault: index === shapeBIndex }));
   const shapeB = compiledRoutes[shapeBIndex];
   const config: CompiledConfig = {
-    listen: { host: raw.listen.host, port: raw.listen.port },
-    admin: { enabled: raw.admin.enabled, host: raw.admin.host, port: raw.admin.port },
-    decision: raw.decision && {
-      host: raw.decision.host,
-      port: raw.decision.port,
-      proxy: raw.decision.proxy,
-      secret: optionalSecret(raw.decision.secret),
-      pathPrefix: raw.decision.path_prefix,
-    },
-    shutdown: { gracePeriod: raw.shutdown.grace_period },
-    publicUrl: new URL(publicUrl),
-    allowInsecureHttp: raw.allow_insecure_http,
-    hosts: {
-      localOnly: isLoopbackHost(new URL(publicUrl).hostname),
-      allowedHosts: immutableSet(raw.allowed_hosts.map((host) => host.toLowerCase())),
-    },
-    trustedProxies: compileTrustedProxies(raw.trusted_proxies),
+    listen: compileListen(raw.listen),
+    admin: compileAdmin(raw.admin),
+    decision: compileDecision(raw.decision),
+    shutdown: compileShutdown(raw.shutdown),
+    ...compilePublicUrl(raw),
     routes: compiledRoutes,
     routesByPath: immutableMap(compiledRoutes.map((route) => [route.path, route])),
     routesByMetadataPath: immutableMap([
       ...compiledRoutes.map((route) => [route.metadataPath, route] as const),
       ...(shapeB ? [[WELL_KNOWN_PRM, shapeB] as const] : []),
     ]),
-    cache: {
-      redisUrl: optionalSecret(raw.cache.redis_url),
-      redis: compileRedis(raw.cache),
-      keySecret: optionalSecret(raw.cache.key_secret),
-      keyPrefix: raw.cache.key_prefix,
-      commandTimeout: raw.cache.command_timeout,
-      memory: Object.freeze({ ...raw.cache.memory }),
-    },
+    cache: compileCache(raw.cache),
     consent: compileConsent(raw),
-    limits: {
-      maxBodyBytes: raw.limits.max_body_bytes,
-      maxTokenBytes: raw.limits.max_token_bytes,
-      bodyTimeout: raw.limits.body_timeout,
-      headerTimeout: raw.limits.header_timeout,
-      maxStreamsPerPrincipal: raw.limits.max_streams_per_principal,
-      maxConcurrentRequestsPerPrincipal: raw.limits.max_concurrent_requests_per_principal,
-    },
+    limits: compileLimits(raw.limits),
     signingKey: optionalSecret(raw.signing_key),
-    logLevel: raw.log.level,
-    auditSubject: raw.log.audit_subject,
+    ...compileLog(raw.log),
     warnings: warnings(raw, referencedPaths),
   };
   return { config: deepFreeze(config) };
@@ -327,31 +306,6 @@ export function impliedScopes(implies: Readonly<Record<string, readonly string[]
   return immutableMap(closure);
 }
 
-/** The schema allows at most one mode. */
-function compileRedis(cache: RawConfig['cache']): RedisConnection | undefined {
-  const { redis_url: url, redis_sentinel: sentinel, redis_cluster: cluster } = cache;
-  if (url !== undefined) return { mode: 'standalone', url: new Secret(url) };
-  if (sentinel !== undefined) {
-    return {
-      mode: 'sentinel',
-      name: sentinel.name,
-      sentinels: sentinel.sentinels,
-      password: optionalSecret(sentinel.password),
-      sentinelPassword: optionalSecret(sentinel.sentinel_password),
-      db: sentinel.db,
-      tls: sentinel.tls,
-    };
-  }
-  if (cluster !== undefined) {
-    return { mode: 'cluster', nodes: cluster.nodes, password: optionalSecret(cluster.password), tls: cluster.tls };
-  }
-  return undefined;
-}
-
-function optionalSecret(value: string | undefined): Secret | undefined {
-  return value === undefined ? undefined : new Secret(value);
-}
-
 /** Every URL that must be https unless it points at this machine or `allow_insecure_http` is set. */
 function insecureHttpProblems(raw: RawConfig): ConfigProblem[] {
   if (raw.allow_insecure_http) return [];
@@ -511,7 +465,7 @@ function warnings(raw: RawConfig, referencedPaths: ReadonlySet<string>): string[
   if (raw.consent !== undefined && userOAuthRoutes(raw).length === 0) {
     found.push('consent: set, but no route uses upstream.auth.type user_oauth');
   }
-  if (userOAuthRoutes(raw).length > 0 && compileRedis(raw.cache) === undefined) {
+  if (userOAuthRoutes(raw).length > 0 && !usesRedis(raw.cache)) {
     found.push(
       'cache: no Redis; user_oauth grants are kept in this process only (lost at restart, not shared by replicas): users connect again',
     );
@@ -544,16 +498,14 @@ function warnings(raw: RawConfig, referencedPaths: ReadonlySet<string>): string[
 }
 
 /** How each proxy can hand the decision listener the request body. */
-const SENDING_THE_BODY: Readonly<Record<RawDecisionProxy, string>> = {
+const SENDING_THE_BODY: Readonly<Record<DecisionProxy, string>> = {
   nginx: 'nginx auth_request sends none: use config/nginx/nginx-with-body.conf (njs)',
   traefik: 'set forwardBody: true on the forwardAuth middleware (Traefik 3.4 or later)',
   envoy: 'configure ext_authz with_request_body',
 };
 
-type RawDecisionProxy = NonNullable<RawConfig['decision']>['proxy'];
-
 /** What the decision listener cannot do for a route, or needs from the proxy in front of it. */
-function decisionListenerWarnings(raw: RawConfig, proxy: RawDecisionProxy): string[] {
+function decisionListenerWarnings(raw: RawConfig, proxy: DecisionProxy): string[] {
   const found: string[] = [];
   if (proxy === 'traefik' && raw.trusted_proxies.length === 0) {
     found.push(

@@ -1,11 +1,8 @@
 import { z } from 'zod';
 import {
   MIN_TIMEOUT_MS,
-  bindHost,
   clientSecretMethod,
   duration,
-  hostPortList,
-  listenerPort,
   privateKey,
   rule,
   scope,
@@ -19,21 +16,29 @@ import {
   ROUTE_NAME_PATTERN,
   bearerTokenProblem,
   forwardedHeaderProblem,
-  hostProblem,
   headerNameProblem,
   headerValueProblem,
   originProblem,
-  redisUrlProblem,
   routePathProblem,
 } from './rules.js';
-import { MEMORY_RECORD_KINDS, type MemoryRecordKind } from './memory-bounds.js';
-import { trustedProxyProblem } from './trusted-proxies.js';
+import { adminSchema } from './sections/admin.js';
+import { cacheSchema } from './sections/cache.js';
+import { decisionSchema } from './sections/decision.js';
+import { limitsSchema } from './sections/limits.js';
+import { listenSchema } from './sections/listen.js';
+import { logSchema } from './sections/log.js';
+import { publicUrlKeys } from './sections/public-url.js';
+import { shutdownSchema } from './sections/shutdown.js';
+import { signingKeySchema } from './sections/signing-key.js';
 import type { JwtAlgorithm } from './types.js';
+
+export { DECISION_PROXIES, DECISION_SECRET_HEADER } from './sections/decision.js';
 
 /**
  * The configuration file's schema: the single source of truth for key names, types, defaults and the JSON Schema
- * (scripts/write-schema.ts); the field builders it shares are in fields.ts. Checks that need more than one value
- * (uniqueness, http allowed by `allow_insecure_http`) live in compile.ts.
+ * (scripts/write-schema.ts). Each top-level section is defined in sections/<section>.ts, the field builders they
+ * share in fields.ts. Checks that need more than one value (uniqueness, http allowed by `allow_insecure_http`) run
+ * when the config is compiled (compile.ts).
  */
 
 /** The upstream's RFC 8707 resource indicator: any absolute http(s) URI (upstreams may be pod-local). */
@@ -335,205 +340,16 @@ const route = z
   })
   .describe('One protected MCP server.');
 
-/** `cache.memory`: one bound per record kind, so one kind's flood never evicts another kind's records. */
-const memoryBounds = z
-  .strictObject(
-    Object.fromEntries(
-      Object.entries(MEMORY_RECORD_KINDS).map(([kind, { default: bound, meaning }]) => [
-        kind,
-        z.number().int().min(100).default(bound).describe(`${meaning} Default: ${bound}.`),
-      ]),
-    ) as Record<MemoryRecordKind, z.ZodDefault<z.ZodNumber>>,
-  )
-  .prefault({})
-  .describe('Most records the gateway keeps in process, per kind (the least recently used of that kind go first).');
-
-const REDIS_MODES = ['redis_url', 'redis_sentinel', 'redis_cluster'] as const;
-
-/** The proxies the decision listener answers, each describing the request it holds in its own way. */
-export const DECISION_PROXIES = ['nginx', 'traefik', 'envoy'] as const;
-
-/** The header carrying `decision.secret` on every question the proxy asks. */
-export const DECISION_SECRET_HEADER = 'X-Mcp-Decision-Secret';
-
-function redisTls(description: string) {
-  return z.boolean().default(false).describe(`${description} Default: false.`);
-}
-
-const redisSentinel = z
-  .strictObject({
-    name: z.string().min(1).describe('Master group name the sentinels monitor, e.g. mymaster.'),
-    sentinels: hostPortList('Sentinels as host:port, e.g. ["sentinel-0.redis:26379"].'),
-    password: secret('Password of the Redis data nodes.').optional(),
-    sentinel_password: secret('Password of the sentinels.').optional(),
-    db: z.number().int().nonnegative().default(0).describe('Database number. Default: 0.'),
-    tls: redisTls('TLS to the sentinels and the data nodes.'),
-  })
-  .describe('Redis behind Sentinel: the current primary is asked from the sentinels and followed across failovers.');
-
-const redisCluster = z
-  .strictObject({
-    nodes: hostPortList('Seed nodes as host:port, e.g. ["redis-0.redis:6379"]; the rest is discovered.'),
-    password: secret('Password of the cluster nodes.').optional(),
-    tls: redisTls('TLS to the cluster nodes.'),
-  })
-  .describe('Redis Cluster: keys spread over the masters by slot; the topology is discovered from the seed nodes.');
-
 export const configSchema = z
   .strictObject({
-    listen: z
-      .strictObject({
-        host: bindHost('0.0.0.0', 'Bind address.'),
-        port: listenerPort(8080),
-      })
-      .prefault({})
-      .describe('Where the gateway listens.'),
-    admin: z
-      .strictObject({
-        enabled: z.boolean().default(true).describe('Serve the admin listener. Default: true.'),
-        host: bindHost('127.0.0.1', 'Bind address; keep it off public interfaces (metrics are unauthenticated).'),
-        port: listenerPort(9090),
-      })
-      .prefault({})
-      .describe('Admin listener: /metrics (Prometheus), /healthz, /readyz. Never served on the main listener.'),
-    decision: z
-      .strictObject({
-        proxy: z
-          .enum(DECISION_PROXIES, { error: `must be one of ${DECISION_PROXIES.join(', ')}: the proxy that asks (its headers alone describe the request)` })
-          .describe(
-            'Which proxy asks: nginx (auth_request: X-Original-URI / X-Original-Method), traefik (forwardAuth: X-Forwarded-Uri / X-Forwarded-Method / X-Forwarded-Host) or envoy (ext_authz HTTP service: the request itself under path_prefix). Only that proxy\'s description of the request is read; a question that also carries another proxy\'s description is refused (400). Required.',
-          ),
-        secret: secret(
-          `Shared secret the proxy sends in the ${DECISION_SECRET_HEADER} header of every question, at least 32 characters: the listener answers no one else (a valid client token would otherwise buy a route's upstream credential from anyone who reaches the port). Required unless unauthenticated: true.`,
-        )
-          .min(32, { error: 'must be at least 32 characters' })
-          .optional(),
-        unauthenticated: z
-          .boolean()
-          .default(false)
-          .describe('Answer questions without the shared secret (only when nothing but the proxy can reach the listener, e.g. a Unix-socket-like loopback sidecar). Default: false.'),
-        host: bindHost('127.0.0.1', 'Bind address; only the proxy asking (nginx, Envoy, Traefik) may reach it.'),
-        port: listenerPort(8181),
-        path_prefix: z
-          .string()
-          .regex(/^(\/[A-Za-z0-9\-._~]+)*$/, { error: 'must be empty or start with "/" and not end with "/"' })
-          .default('')
-          .describe('Envoy ext_authz: the prefix Envoy puts before the original path (its path_prefix). Default: "".'),
-      })
-      .superRefine((value, ctx) => {
-        if (value.secret === undefined && !value.unauthenticated) {
-          ctx.addIssue({ code: 'custom', path: ['secret'], message: 'is required (or set unauthenticated: true to answer any caller that reaches the listener)' });
-        }
-        if (value.secret !== undefined && value.unauthenticated) {
-          ctx.addIssue({ code: 'custom', path: ['unauthenticated'], message: 'contradicts secret: set one of them' });
-        }
-      })
-      .optional()
-      .describe('Decision listener: answers nginx auth_request, Traefik forwardAuth and Envoy ext_authz (HTTP) with the proxy\'s verdicts. Off unless set.'),
-    shutdown: z
-      .strictObject({
-        grace_period: duration(
-          '20s',
-          'After SIGTERM/SIGINT: how long in-flight requests may take before remaining connections are cut.',
-          { max: 600_000 },
-        ),
-      })
-      .prefault({})
-      .describe('Graceful shutdown.'),
-    public_url: strictUrl('Public base URL of the gateway: base of resource URIs and metadata URLs.'),
-    allowed_hosts: z
-      .array(z.string().min(1).superRefine(rule(hostProblem)))
-      .default([])
-      .describe(
-        'Host header values (name, or name:port) MCP endpoints answer; others get 403 (DNS rebinding protection). Default: [] (any Host; with a loopback public_url, loopback names only).',
-      ),
-    trusted_proxies: z
-      .array(z.string().superRefine(rule(trustedProxyProblem)))
-      .default([])
-      .describe(
-        'Peers (IP addresses or CIDR blocks) whose X-Forwarded-For and X-Forwarded-Host the gateway believes, on the main and the decision listener: an ingress or proxy in front that overwrites them. From any other peer those headers are ignored (the Host header and the peer address count). Default: [] (nobody).',
-      ),
-    allow_insecure_http: z
-      .boolean()
-      .default(false)
-      .describe('Allow http:// URLs to non-loopback hosts (development only). Default: false.'),
-    log: z
-      .strictObject({
-        level: z
-          .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
-          .default('info')
-          .describe('Log level. Default: info.'),
-        audit_subject: z
-          .enum(['clear', 'hashed'])
-          .default('clear')
-          .describe(
-            'How audit lines name the caller: clear (<issuer>#<subject>) or hashed (a keyed digest, HMAC with cache.key_secret, equal to the grant audit lines\' principal digest; stable across replicas sharing that secret). Default: clear.',
-          ),
-      })
-      .prefault({})
-      .describe('Logging.'),
-    limits: z
-      .strictObject({
-        max_body_bytes: z.number().int().positive().default(1_048_576).describe('Largest POST body. Default: 1048576.'),
-        max_token_bytes: z.number().int().positive().default(8192).describe('Longest bearer token. Default: 8192.'),
-        body_timeout: duration(
-          '30s',
-          'Longest time to receive a whole request, headers and body (then 408 and the connection is closed). Streams the gateway sends are not limited by it.',
-          { min: 1_000, max: 600_000 },
-        ),
-        header_timeout: duration('10s', 'Longest time to receive the request headers; at most body_timeout.', { min: 1_000, max: 600_000 }),
-        max_streams_per_principal: z
-          .number()
-          .int()
-          .positive()
-          .default(64)
-          .describe('Standalone SSE streams (GET) one user (issuer and subject, through every client; a client without a subject on its own) may hold open on this gateway process; beyond: 429. POSTs, streamed answers included, count against max_concurrent_requests_per_principal instead. Default: 64.'),
-        max_concurrent_requests_per_principal: z
-          .number()
-          .int()
-          .positive()
-          .default(256)
-          .describe('POST and DELETE requests one user (counted like max_streams_per_principal) may have in flight at the upstream on this gateway process, an answer streamed as SSE until it ends; beyond: 429. Default: 256.'),
-      })
-      .superRefine((value, ctx) => {
-        if (value.header_timeout > value.body_timeout) {
-          ctx.addIssue({ code: 'custom', path: ['header_timeout'], message: 'must not be longer than body_timeout' });
-        }
-      })
-      .prefault({})
-      .describe('Request limits.'),
-    cache: z
-      .strictObject({
-        redis_url: secret('redis:// or rediss:// URL of one Redis server. Default: in-process cache.')
-          .superRefine(rule(redisUrlProblem))
-          .optional(),
-        redis_sentinel: redisSentinel.optional(),
-        redis_cluster: redisCluster.optional(),
-        key_secret: secret('HMAC key for cache keys, at least 32 characters. Required with any Redis mode.')
-          .min(32, { error: 'must be at least 32 characters' })
-          .optional(),
-        key_prefix: z.string().default('mcpgw:').describe('Prefix of every Redis key. Default: "mcpgw:".'),
-        command_timeout: duration(
-          '150ms',
-          'Longest wait for one Redis command before it counts as a miss (introspection then asks the authorization server; a session this replica has seen is still served).',
-          { min: 10, max: 10_000 },
-        ),
-        memory: memoryBounds,
-      })
-      .superRefine((value, ctx) => {
-        const modes = REDIS_MODES.filter((mode) => value[mode] !== undefined);
-        if (modes.length > 1) {
-          ctx.addIssue({ code: 'custom', message: `set only one of ${REDIS_MODES.join(', ')}` });
-        }
-        const [mode] = modes;
-        if (mode !== undefined && value.key_secret === undefined) {
-          ctx.addIssue({ code: 'custom', path: ['key_secret'], message: `is required when ${mode} is set` });
-        }
-      })
-      .prefault({})
-      .describe(
-        'Shared cache for introspection answers and session bindings: at most one of redis_url, redis_sentinel, redis_cluster.',
-      ),
+    listen: listenSchema,
+    admin: adminSchema,
+    decision: decisionSchema,
+    shutdown: shutdownSchema,
+    ...publicUrlKeys,
+    log: logSchema,
+    limits: limitsSchema,
+    cache: cacheSchema,
     consent: z
       .strictObject({
         login: z
@@ -551,10 +367,7 @@ export const configSchema = z
         'The gateway\'s consent pages (under /consent/) for upstream.auth.type user_oauth: who opens a consent link must sign in as the caller it was made for.',
       ),
     routes: z.array(route).min(1, { error: 'at least one route is required' }).describe('Protected routes.'),
-    signing_key: privateKey(
-      'EC P-256 key signing identity assertions (upstream.identity). Default: a key generated per process (one warning).',
-      'ES256',
-    ).optional(),
+    signing_key: signingKeySchema,
   })
   .meta({
     title: 'mcp-auth-gateway configuration',

@@ -1,9 +1,29 @@
-import type { MemoryBounds } from './memory-bounds.js';
+import type { Milliseconds } from './duration.js';
 import type { Secret } from './secret.js';
+import type { AdminSettings } from './sections/admin.js';
+import type { CacheSettings } from './sections/cache.js';
+import type { DecisionListenerSettings } from './sections/decision.js';
+import type { LimitSettings } from './sections/limits.js';
+import type { ListenSettings } from './sections/listen.js';
+import type { LogSettings } from './sections/log.js';
+import type { HostPolicy } from './sections/public-url.js';
+import type { ShutdownSettings } from './sections/shutdown.js';
 import type { TrustedProxies } from './trusted-proxies.js';
 
-/** Durations in the compiled config are always milliseconds. */
-export type Milliseconds = number;
+/**
+ * The compiled configuration every other folder reads. The settings types of the top-level sections are defined
+ * next to their schema and compile step (sections/) and re-exported here, so importers need only this module.
+ */
+
+export type { Milliseconds } from './duration.js';
+export type { AdminSettings } from './sections/admin.js';
+export type { CacheSettings, HostPort, RedisConnection } from './sections/cache.js';
+export type { DecisionListenerSettings, DecisionProxy } from './sections/decision.js';
+export type { LimitSettings } from './sections/limits.js';
+export type { ListenSettings } from './sections/listen.js';
+export type { LogSettings } from './sections/log.js';
+export type { HostPolicy } from './sections/public-url.js';
+export type { ShutdownSettings } from './sections/shutdown.js';
 
 /**
  * How the gateway authenticates at a token endpoint. `privateKey` is a JWK or PEM text (private_key_jwt); `none`
@@ -208,99 +228,8 @@ export interface CompiledRoute {
   readonly rateLimit: RateLimitSettings | undefined;
 }
 
-/** One Redis endpoint (a sentinel or a cluster seed node). */
-export interface HostPort {
-  readonly host: string;
-  readonly port: number;
-}
-
-/** How the shared cache reaches Redis: one server by URL, a Sentinel-managed primary, or a Cluster. */
-export type RedisConnection =
-  | { readonly mode: 'standalone'; readonly url: Secret }
-  | {
-      readonly mode: 'sentinel';
-      /** Master group name the sentinels monitor. */
-      readonly name: string;
-      readonly sentinels: readonly HostPort[];
-      /** Password of the data nodes. */
-      readonly password: Secret | undefined;
-      readonly sentinelPassword: Secret | undefined;
-      readonly db: number;
-      /** TLS to the sentinels and the data nodes. */
-      readonly tls: boolean;
-    }
-  | {
-      readonly mode: 'cluster';
-      /** Seed nodes; the rest of the cluster is discovered from them. */
-      readonly nodes: readonly HostPort[];
-      readonly password: Secret | undefined;
-      readonly tls: boolean;
-    };
-
-export interface CacheSettings {
-  /** Absent → in-process LRU cache (unless `redis` is set). Kept for `redis_url`; `redis` covers every mode. */
-  readonly redisUrl: Secret | undefined;
-  /** Absent → in-process LRU cache. Optional so settings written before Sentinel/Cluster support stay valid. */
-  readonly redis?: RedisConnection | undefined;
-  /** HMAC key for cache keys; required with Redis, random per process otherwise. */
-  readonly keySecret: Secret | undefined;
-  readonly keyPrefix: string;
-  /** Longest wait for one Redis command before it counts as a miss; absent → the store's default (150 ms). */
-  readonly commandTimeout?: number;
-  /** Bounds of the in-process store per record kind; absent → the defaults. */
-  readonly memory?: MemoryBounds;
-}
-
-export interface LimitSettings {
-  /** Largest accepted POST body; larger → 413. */
-  readonly maxBodyBytes: number;
-  /** Longest accepted bearer token; longer → 401 invalid_token without decoding. */
-  readonly maxTokenBytes: number;
-  /** Longest time to receive a whole request (Node's requestTimeout); then 408 and the connection closes. */
-  readonly bodyTimeout: Milliseconds;
-  /** Longest time to receive the request headers (Node's headersTimeout). */
-  readonly headerTimeout: Milliseconds;
-  /** Standalone (GET) SSE streams one principal may hold open on this process; beyond → 429. */
-  readonly maxStreamsPerPrincipal: number;
-  /** POST/DELETE requests one principal may have in flight at upstreams on this process; beyond → 429. */
-  readonly maxConcurrentRequestsPerPrincipal: number;
-}
-
-export interface HostPolicy {
-  /** `public_url` is a loopback address: only loopback Host names and loopback (or listed) Origins. */
-  readonly localOnly: boolean;
-  /** `allowed_hosts`, lowercase; empty → any Host (unless local). */
-  readonly allowedHosts: ReadonlySet<string>;
-}
-
-/** The proxy that asks the decision listener; its own headers alone describe the request it holds. */
-export type DecisionProxy = 'nginx' | 'traefik' | 'envoy';
-
-/** The decision listener for proxies that ask before forwarding (nginx, Envoy, Traefik). */
-export interface DecisionListenerSettings {
-  readonly host: string;
-  readonly port: number;
-  readonly proxy: DecisionProxy;
-  /** What the proxy sends in X-Mcp-Decision-Secret; absent only with `unauthenticated: true`. */
-  readonly secret: Secret | undefined;
-  /** Envoy ext_authz `path_prefix`: stripped from the path to get the original one. */
-  readonly pathPrefix: string;
-}
-
-/** The admin listener (metrics, health); never the main listener. */
-export interface AdminSettings {
-  readonly enabled: boolean;
-  readonly host: string;
-  readonly port: number;
-}
-
-export interface ShutdownSettings {
-  /** Longest wait for in-flight requests after SIGTERM/SIGINT before connections are cut. */
-  readonly gracePeriod: Milliseconds;
-}
-
 export interface CompiledConfig {
-  readonly listen: { readonly host: string; readonly port: number };
+  readonly listen: ListenSettings;
   readonly admin: AdminSettings;
   /** Absent unless `decision` is configured. */
   readonly decision: DecisionListenerSettings | undefined;
@@ -322,9 +251,9 @@ export interface CompiledConfig {
   readonly limits: LimitSettings;
   /** Private key (JWK or PEM text, EC P-256) signing identity assertions; absent → generated per process. */
   readonly signingKey: Secret | undefined;
-  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly logLevel: LogSettings['logLevel'];
   /** How audit lines name the caller (`log.audit_subject`). */
-  readonly auditSubject: 'clear' | 'hashed';
+  readonly auditSubject: LogSettings['auditSubject'];
   /** Non-fatal findings (e.g. a policy scope absent from scopes_supported), printed by check-config and at start. */
   readonly warnings: readonly string[];
 }
