@@ -21,7 +21,7 @@ export function rule<T>(problem: (value: T) => string | undefined) {
 
 const STRICT_URL: UrlRules = { blockInternalHosts: true, requireNormalForm: true };
 
-/** A URL the gateway advertises or fetches: https (http only per compile.ts), no userinfo/query/fragment. */
+/** A URL the gateway advertises or fetches: https (http only per cross-section.ts), no userinfo/query/fragment. */
 export function strictUrl(description: string) {
   return z
     .string()

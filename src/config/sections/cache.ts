@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { duration, hostPortList, rule, secret } from '../fields.js';
 import { MEMORY_RECORD_KINDS, type MemoryBounds, type MemoryRecordKind } from '../memory-bounds.js';
+import type { ValueAt } from '../problem.js';
 import { redisUrlProblem } from '../rules.js';
 import { Secret, optionalSecret } from '../secret.js';
 
@@ -152,6 +153,17 @@ function compileRedis(cache: RawCache): RedisConnection | undefined {
     return { mode: 'cluster', nodes: cluster.nodes, password: optionalSecret(cluster.password), tls: cluster.tls };
   }
   return undefined;
+}
+
+/** The secrets this section holds, for the literal-secret warning. */
+export function cacheSecrets(raw: RawCache): ValueAt[] {
+  return [
+    ['cache.redis_url', raw.redis_url],
+    ['cache.redis_sentinel.password', raw.redis_sentinel?.password],
+    ['cache.redis_sentinel.sentinel_password', raw.redis_sentinel?.sentinel_password],
+    ['cache.redis_cluster.password', raw.redis_cluster?.password],
+    ['cache.key_secret', raw.key_secret],
+  ];
 }
 
 /** Whether any Redis mode is set (else every record stays in this process). */

@@ -4,7 +4,7 @@ import { optionalSecret, type Secret } from '../secret.js';
 
 /**
  * `decision`: the listener that answers nginx auth_request, Traefik forwardAuth and Envoy ext_authz (HTTP) with the
- * proxy's verdicts. What it cannot decide for a route is warned about in compile.ts.
+ * proxy's verdicts. What it cannot decide for a route is warned about in cross-section.ts.
  */
 
 /** The proxies the decision listener answers, each describing the request it holds in its own way. */

@@ -8,7 +8,7 @@ import { isLoopbackHost } from '../url.js';
 /**
  * `public_url` and the top-level keys about the requests that reach it: which Host names it answers
  * (`allowed_hosts`), whose forwarding headers count (`trusted_proxies`), and whether plain http is allowed anywhere
- * (`allow_insecure_http`, applied in compile.ts).
+ * (`allow_insecure_http`, applied in cross-section.ts).
  */
 
 export const publicUrlKeys = {
