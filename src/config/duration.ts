@@ -3,6 +3,9 @@
  * The compiled config holds milliseconds.
  */
 
+/** The unit of every duration in the compiled config. */
+export type Milliseconds = number;
+
 export const DURATION_PATTERN = /^(\d+)(ms|s|m|h)$/;
 
 const UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 } as const;

@@ -5,6 +5,20 @@ export interface ConfigProblem {
   readonly message: string;
 }
 
+/** What a compile step found besides settings: problems reject the file, warnings are printed by check-config. */
+export interface Findings {
+  readonly problems: readonly ConfigProblem[];
+  readonly warnings: readonly string[];
+}
+
+/** A section compiled: its settings, and what it found. */
+export interface Compiled<T> extends Findings {
+  readonly settings: T;
+}
+
+/** A string value with the dotted path it was written at; `undefined` when the key is absent. */
+export type ValueAt = readonly [path: string, value: string | undefined];
+
 /** A file-system error's code (`ENOENT`), the only part of it worth showing: messages repeat inputs. */
 export function errorCode(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;

@@ -1,11 +1,12 @@
 import { domainToASCII } from 'node:url';
 
 /**
- * The normal form `policy.resources` keys and requested resource URIs are compared in (checklist K1). MCP servers
- * look resources up after parsing the URI (the official SDK keys them by `new URL(uri).toString()`; file servers
- * resolve through `fileURLToPath`), so every spelling a server may resolve to the same resource must meet the same
- * policy. The form is deliberately broader than any one server's: two spellings that collapse here only ever get
- * the same, stricter policy.
+ * The normal form `policy.resources` keys and requested resource URIs are compared in
+ * (test/unit/config/resource-uri.test.ts; the spellings an upstream serves one resource under, in
+ * test/security/policy.test.ts). MCP servers look resources up after parsing the URI (the official SDK keys them by
+ * `new URL(uri).toString()`; file servers resolve through `fileURLToPath`), so every spelling a server may resolve to
+ * the same resource must meet the same policy. The form is deliberately broader than any one server's: two spellings
+ * that collapse here only ever get the same, stricter policy.
  *
  * 1. WHATWG URL parsing, as servers do: leading/trailing C0 controls and spaces stripped, tabs and newlines removed,
  *    scheme (and special schemes' host) lowercased, IDNA, IPv4 forms (`0x7f.1`), default and empty port dropped,

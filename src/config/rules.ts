@@ -38,7 +38,7 @@ const RESERVED_HEADERS = new Set([
 
 /**
  * Paths the gateway answers itself on its listeners (health, readiness, metrics; metadata lives under
- * /.well-known/): a route there would be shadowed, or would shadow them (checklist K16).
+ * /.well-known/): a route there would be shadowed, or would shadow them (test/security/config-paths.test.ts).
  */
 export const GATEWAY_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
 

@@ -29,3 +29,7 @@ export class Secret {
     return REDACTED;
   }
 }
+
+export function optionalSecret(value: string | undefined): Secret | undefined {
+  return value === undefined ? undefined : new Secret(value);
+}

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { WELL_KNOWN_PRM } from '../../../src/config/compile.js';
-import { compiled, configWith, minimalConfig, parseObject } from './fixtures.js';
+import { compiled, configWith, minimalConfig, parseObject, problems } from './fixtures.js';
 
 const ROUTE = (minimalConfig().routes as Record<string, unknown>[])[0] ?? {};
 
@@ -121,5 +121,42 @@ describe('immutability', () => {
     expect(() => tools.set('add', [])).toThrow(message);
     expect(config.routesByPath.get('/calc/mcp')).toBe(route);
     expect([...(route?.cors.allowedOrigins ?? [])]).toEqual(['https://app.example.com']);
+  });
+});
+
+describe('the order check-config prints findings in', () => {
+  it('lists problems by check, each across all routes: https, route table, upstream, policy, listener ports, consent', () => {
+    const userOAuth = { type: 'user_oauth', issuer: 'https://up.example.com', client_id: 'gateway' };
+    const apiKey = { type: 'header', name: 'X-Api-Key', value: '${env:INTROSPECTION_SECRET}' };
+    const config = configWith({
+      public_url: 'http://gw.example.com',
+      'admin.port': 8080,
+      routes: routes(
+        { policy: { resources: { 'notes://{id}': ['notes:read'] } } },
+        { name: 'notes', path: '/notes/mcp', upstream: { url: 'http://127.0.0.1:3001/mcp', auth: apiKey, identity: { header: 'x-api-key' } } },
+        { path: '/files/mcp', upstream: { url: 'http://127.0.0.1:3002/mcp', auth: userOAuth } },
+      ),
+    });
+    expect(problems(parseObject(config)).map((problem) => problem.path)).toEqual([
+      'public_url',
+      'routes.2.name',
+      'routes.1.upstream.identity.header',
+      'routes.0.policy.resources.notes://{id}',
+      'admin.port',
+      'routes.2.upstream.auth.type',
+    ]);
+  });
+
+  it('lists literal secrets first, then warnings spanning sections, then each route\'s unadvertised scopes', () => {
+    const config = compiled(parseObject(configWith({
+      allow_insecure_http: true,
+      'routes.0.upstream.auth': { type: 'bearer', token: 'literal-token' },
+      'routes.0.policy.scopes': ['calc:read'],
+    })));
+    expect(config.warnings.map((warning) => warning.split(':', 1)[0])).toEqual([
+      'routes.0.upstream.auth.token',
+      'allow_insecure_http',
+      'routes.0.policy.scopes',
+    ]);
   });
 });

@@ -59,6 +59,24 @@ describe('decision listener settings', () => {
   });
 });
 
+describe('listener ports', () => {
+  const decision = (port: number) => ({ proxy: 'nginx', unauthenticated: true, port });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    ['the decision listener on the main port', { decision: decision(8080) }, 'must differ from listen.port (8080)'],
+    ['the decision listener on the admin port', { decision: decision(9090) }, 'must differ from admin.port (9090)'],
+  ])('rejects %s: one socket cannot answer both', (_title, edits, message) => {
+    expect(problems(parseObject(configWith(edits)))).toEqual([{ path: 'decision.port', message }]);
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['the admin port while the admin listener is off', { decision: decision(9090), 'admin.enabled': false }],
+    ['port 0 on every listener', { 'listen.port': 0, 'admin.port': 0, decision: decision(0) }],
+  ])('accepts the decision listener on %s', (_title, edits) => {
+    expect(parseObject(configWith(edits)).ok).toBe(true);
+  });
+});
+
 describe('trusted_proxies', () => {
   it('compiles addresses and CIDR blocks of both families; default: nobody', () => {
     expect(compiled(parseObject(configWith({}))).trustedProxies.none).toBe(true);

@@ -1,0 +1,165 @@
+import { z } from 'zod';
+import type { Milliseconds } from '../../duration.js';
+import { MIN_TIMEOUT_MS, clientSecretMethod, duration, secret, strictUrl, type ClientSecretMethod } from '../../fields.js';
+import type { ValueAt } from '../../problem.js';
+import { optionalSecret, type Secret } from '../../secret.js';
+
+/** `routes[].tokens`: how access tokens are validated: as a JWT (RFC 9068), by introspection (RFC 7662) or both. */
+
+export const JWT_ALGORITHMS = [
+  'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
+] as const;
+
+/** Asymmetric JWS algorithms only: HS* would let anyone holding the verification key mint tokens, `none` anyone. */
+export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
+
+const jwt = z
+  .strictObject({
+    issuer: strictUrl('Expected `iss`, compared exactly; also where keys are discovered.'),
+    jwks_uri: strictUrl('JWKS URL. Default: discovered from the issuer metadata.').optional(),
+    algorithms: z
+      .array(z.enum(JWT_ALGORITHMS, {
+        error: `must be one of ${JWT_ALGORITHMS.join(', ')} (HS* and none are never accepted)`,
+      }))
+      .min(1)
+      .default(['RS256', 'ES256'])
+      .describe('Accepted signature algorithms. Default: [RS256, ES256].'),
+    audience: z.string().min(1).optional().describe('Expected `aud`. Default: the route resource.'),
+    strict_audience: z.boolean().default(false).describe('Require `aud` to be exactly the audience. Default: false.'),
+    clock_tolerance: duration('30s', 'Allowed clock skew for exp/nbf/iat.', { max: 300_000 }),
+    require_typ: z.boolean().default(false).describe('Require the header `typ: at+jwt` (RFC 9068). Default: false.'),
+    max_lifetime: duration('24h', 'Longest accepted token lifetime (exp − iat).', { min: 1_000 }),
+    jwks_stale_window: duration('10m', 'How long last-known keys stay usable while the JWKS endpoint is down.'),
+    jwks_cooldown: duration(
+      '5s',
+      'Minimum time between JWKS refetches for a kid the key set lacks: a rotated key is accepted within it, a flood of unknown kids costs one fetch per cooldown.',
+    ),
+    fetch_timeout: duration('5s', 'Timeout of one JWKS or metadata request.', { min: MIN_TIMEOUT_MS }),
+  })
+  .describe('Validate access tokens as JWTs (RFC 9068).');
+
+const introspection = z
+  .strictObject({
+    endpoint: strictUrl('RFC 7662 introspection endpoint.'),
+    client_id: z.string().min(1).describe('Client id the gateway authenticates with.'),
+    client_secret: secret('Client secret for the introspection endpoint.').optional(),
+    auth_method: clientSecretMethod('How the client authenticates. Default: client_secret_basic.'),
+    issuer: strictUrl('Expected `iss` in answers. Default: tokens.jwt.issuer when set.').optional(),
+    timeout: duration('3s', 'Timeout of one introspection request.', { min: MIN_TIMEOUT_MS }),
+    clock_tolerance: duration('30s', 'Allowed clock skew for an answer\'s nbf (exp is never stretched: a cached answer ends at exp).', {
+      max: 300_000,
+    }),
+    cache: z
+      .strictObject({
+        max_ttl: duration('60s', 'Longest a positive answer is cached: the accepted revocation delay.'),
+        negative_ttl: duration('10s', 'How long an `active: false` answer is cached.'),
+      })
+      .prefault({})
+      .describe('Introspection answer cache.'),
+  })
+  .describe('Validate access tokens by RFC 7662 introspection.');
+
+export const tokensSchema = z
+  .strictObject({ jwt: jwt.optional(), introspection: introspection.optional() })
+  .refine((value) => value.jwt !== undefined || value.introspection !== undefined, {
+    error: 'at least one of jwt or introspection is required',
+  })
+  .describe('How access tokens are validated: jwt, introspection, or both.');
+
+export type RawTokens = z.output<typeof tokensSchema>;
+
+export interface JwtSettings {
+  readonly issuer: string;
+  /** Explicit JWKS URL; absent → discovered from the issuer's metadata (RFC 8414, then OpenID Connect). */
+  readonly jwksUri: URL | undefined;
+  readonly algorithms: readonly JwtAlgorithm[];
+  /** Expected `aud`; the route's resource unless overridden. */
+  readonly audience: string;
+  /** `true` → `aud` must be exactly this resource (a single-valued array counts); `false` → membership. */
+  readonly strictAudience: boolean;
+  readonly clockTolerance: Milliseconds;
+  /** `true` → the JWT header `typ` must be `at+jwt` (RFC 9068), case-insensitive, `application/` prefix allowed. */
+  readonly requireTyp: boolean;
+  /** Longest accepted `exp − iat` (or `exp − now` without iat): bounds tokens minted with huge lifetimes. */
+  readonly maxLifetime: Milliseconds;
+  /** How long keys from the last good JWKS fetch stay usable while the JWKS endpoint is unreachable. */
+  readonly jwksStaleWindow: Milliseconds;
+  /** Minimum time between JWKS refetches triggered by an unknown `kid` (after a successful fetch). */
+  readonly jwksCooldown: Milliseconds;
+  /** Timeout for one JWKS or metadata HTTP request. */
+  readonly fetchTimeout: Milliseconds;
+}
+
+export type IntrospectionAuthMethod = ClientSecretMethod;
+
+export interface IntrospectionSettings {
+  readonly endpoint: URL;
+  readonly clientId: string;
+  readonly clientSecret: Secret | undefined;
+  readonly authMethod: IntrospectionAuthMethod;
+  /** Expected `iss` in introspection answers, when set (defaults to the route's jwt issuer if any). */
+  readonly issuer: string | undefined;
+  readonly timeout: Milliseconds;
+  /** Allowed clock skew for an answer's `nbf`; `exp` gets none, so no cached answer outlives it. */
+  readonly clockTolerance: Milliseconds;
+  /** Upper bound of a positive cache entry: the revocation delay operators accept. */
+  readonly maxTtl: Milliseconds;
+  /** Lifetime of a cached `active: false` answer. */
+  readonly negativeTtl: Milliseconds;
+}
+
+export interface TokenSettings {
+  readonly jwt: JwtSettings | undefined;
+  readonly introspection: IntrospectionSettings | undefined;
+}
+
+/** `resource` is the route's canonical resource URI, the audience unless `jwt.audience` names another. */
+export function compileTokens(raw: RawTokens, resource: string): TokenSettings {
+  const { jwt, introspection } = raw;
+  return {
+    jwt: jwt && {
+      issuer: jwt.issuer,
+      jwksUri: jwt.jwks_uri === undefined ? undefined : new URL(jwt.jwks_uri),
+      algorithms: jwt.algorithms,
+      audience: jwt.audience ?? resource,
+      strictAudience: jwt.strict_audience,
+      clockTolerance: jwt.clock_tolerance,
+      requireTyp: jwt.require_typ,
+      maxLifetime: jwt.max_lifetime,
+      jwksStaleWindow: jwt.jwks_stale_window,
+      jwksCooldown: jwt.jwks_cooldown,
+      fetchTimeout: jwt.fetch_timeout,
+    },
+    introspection: introspection && {
+      endpoint: new URL(introspection.endpoint),
+      clientId: introspection.client_id,
+      clientSecret: optionalSecret(introspection.client_secret),
+      authMethod: introspection.auth_method,
+      issuer: introspection.issuer ?? jwt?.issuer,
+      timeout: introspection.timeout,
+      clockTolerance: introspection.clock_tolerance,
+      maxTtl: introspection.cache.max_ttl,
+      negativeTtl: introspection.cache.negative_ttl,
+    },
+  };
+}
+
+/** The issuer the callers of a route come from, when the config names one. */
+export function callerIssuer(raw: RawTokens): string | undefined {
+  return raw.jwt?.issuer ?? raw.introspection?.issuer;
+}
+
+/** The URLs this section fetches, for the https rule (`at` is the route's path). */
+export function tokensUrls(raw: RawTokens, at: string): ValueAt[] {
+  return [
+    [`${at}.tokens.jwt.issuer`, raw.jwt?.issuer],
+    [`${at}.tokens.jwt.jwks_uri`, raw.jwt?.jwks_uri],
+    [`${at}.tokens.introspection.endpoint`, raw.introspection?.endpoint],
+    [`${at}.tokens.introspection.issuer`, raw.introspection?.issuer],
+  ];
+}
+
+/** The secrets this section holds, for the literal-secret warning (`at` is the route's path). */
+export function tokensSecrets(raw: RawTokens, at: string): ValueAt[] {
+  return [[`${at}.tokens.introspection.client_secret`, raw.introspection?.client_secret]];
+}
