@@ -101,6 +101,7 @@ function literalSecretWarnings(raw: RawConfig, referencedPaths: ReadonlySet<stri
   const secrets: ValueAt[] = [
     ...cacheSecrets(raw.cache),
     ['signing_key', raw.signing_key],
+    ['decision.secret', raw.decision?.secret],
     ...consentSecrets(raw.consent),
     ...raw.routes.flatMap((route, index) => routeSecrets(route, index)),
   ];

@@ -132,3 +132,12 @@ describe('log.audit_subject', () => {
     expect(problems(parseObject(configWith({ 'log.audit_subject': 'sha256' }))).map((problem) => problem.path)).toEqual(['log.audit_subject']);
   });
 });
+
+describe('decision.secret written in the file', () => {
+  it('is warned about like every other literal secret; a reference is not', () => {
+    const literal = compiled(parseObject(configWith({ decision: { proxy: 'nginx', secret: 's'.repeat(32) } })));
+    expect(literal.warnings).toContain('decision.secret: literal secret in config; prefer ${env:…} or ${file:…}');
+    const referenced = compiled(parseObject(configWith({ decision: { proxy: 'nginx', secret: '${env:DECISION_SECRET}' } }), { env: { DECISION_SECRET: 's'.repeat(32) } }));
+    expect(referenced.warnings.some((warning) => warning.startsWith('decision.secret'))).toBe(false);
+  });
+});
