@@ -177,24 +177,28 @@ async function clusterSetup(): Promise<RedisSetup> {
       })
       .map((line) => Number(/:(\d+)@/.exec(line)?.[1]));
   };
-  const [first] = cluster.ports;
-  if (first === undefined) throw new Error('empty cluster');
-  const initialMasters = await masters(first);
-  const victim = initialMasters[0];
-  if (victim === undefined) throw new Error('no master');
+  // Roles are read when they matter, not once at setup: on a loaded machine the cluster may fail over on its own
+  // between setup and the test's writes, and WAIT on a node that became a replica is an error.
+  const currentMasters = async (): Promise<number[]> => {
+    const roles = await Promise.all(cluster.ports.map(async (port) => [port, await client(port).call('ROLE')] as const));
+    return roles.filter(([, role]) => Array.isArray(role) && role[0] === 'master').map(([port]) => port);
+  };
   return {
     cache: `redis_cluster: { nodes: [${cluster.ports.map((port) => `"127.0.0.1:${port}"`).join(', ')}] }`,
     async replicated() {
-      for (const port of initialMasters) await client(port).call('WAIT', '1', String(REPLICATION_WAIT_MS));
+      for (const port of await currentMasters()) await client(port).call('WAIT', '1', String(REPLICATION_WAIT_MS));
     },
     async failover() {
+      const mastersBefore = await currentMasters();
+      const victim = mastersBefore[0];
+      if (victim === undefined) throw new Error('no master');
       client(victim).disconnect();
       await cluster.kill(victim);
       const survivor = cluster.ports.find((port) => port !== victim) ?? victim;
       await until(async () => {
         const info = String(await client(survivor).call('CLUSTER', 'INFO'));
         const now = await masters(survivor);
-        return info.includes('cluster_state:ok') && now.length === initialMasters.length && !now.includes(victim);
+        return info.includes('cluster_state:ok') && now.length === mastersBefore.length && !now.includes(victim);
       }, 'the cluster never promoted the replica');
     },
     async stop() {
