@@ -8,7 +8,7 @@ export interface BulkheadSlot {
 }
 
 /**
- * At most `capacity` calls at once (checklist K11). A client may always use its share (a quarter of the slots); it
+ * At most `capacity` calls at once. A client may always use its share (a quarter of the slots); it
  * may use more only while more than one share of the slots stays free for everyone else. A call that cannot start
  * waits, in arrival order, until a slot it may take frees up or `maxWaitMs` passes; the waiting room is bounded too.
  * So a flood of distinct garbage tokens from one client cannot starve the others' valid tokens, and one busy client

@@ -120,7 +120,7 @@ type KeySetAnswer = { readonly keys: readonly JWK[] } | { readonly failure: 'jwk
  *
  * - an answer only replaces the key set when it holds at least one public key that verifies signatures with an
  *   allowed algorithm; an empty, malformed or encryption-only answer is a failed fetch and the working set stays
- *   (checklist K9)
+ *   (`test/security/jwt.test.ts`, "a JWKS answer never makes things worse")
  * - a key set is fresh for JWKS_MAX_AGE_MS; after that a request whose `kid` it knows is served from it at once
  *   while one fetch renews it in the background (stale-while-revalidate). While the endpoint fails, its keys stay
  *   usable for `staleWindowMs` more (bounded stale-if-error), after that → `auth_unavailable`

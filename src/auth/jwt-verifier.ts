@@ -41,7 +41,7 @@ type ResultCache = LRUCache<string, CachedResult>;
 
 /**
  * What JWT verifiers share while any of them holds it, so a verifier built by a reload starts where the one it
- * replaces stands (checklist K8): the key set and fetch state of a JWKS location (issuer and jwks_uri), shared by
+ * replaces stands: the key set and fetch state of a JWKS location (issuer and jwks_uri), shared by
  * every route on it too (I7), and the verified-token cache of identical settings. A new issuer or JWKS URL starts
  * empty: it fails closed until its keys load.
  */

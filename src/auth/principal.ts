@@ -1,7 +1,7 @@
 import type { AuthContext } from '../decision/index.js';
 
 /**
- * Who is calling, for session binding and rate limits: issuer, subject and client id (checklist G5: the same user
+ * Who is calling, for session binding and rate limits: issuer, subject and client id (the same user
  * through another client is another principal). A missing subject or client id counts as empty.
  */
 export function principalOf(auth: AuthContext): readonly [issuer: string, subject: string, clientId: string] {

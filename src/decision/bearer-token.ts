@@ -22,7 +22,7 @@ const CREDENTIALS = /^([^ \t]*)([ \t]*)(.*)$/s;
 
 /**
  * Finds the bearer token in Node's `req.rawHeaders` (`[name, value, ...]`): `req.headers` silently keeps only the
- * first `authorization` line, which would hide a duplicate (checklist A7).
+ * first `authorization` line, which would hide a duplicate.
  *
  * - no Authorization line, or a scheme other than Bearer → `missing` (401 without `error`, RFC 6750 §3.1)
  * - more than one Authorization line, or a Bearer credential that is not `Bearer 1*SP` one run of b64token

@@ -18,7 +18,7 @@ export function challengeScopes(route: CompiledRoute): readonly string[] {
   return needed.length > 0 ? needed : route.scopesSupported;
 }
 
-/** Fixed per error: a challenge never echoes anything the client sent (checklist E2). */
+/** Fixed per error: a challenge never echoes anything the client sent. */
 export const CHALLENGE_DESCRIPTIONS = {
   invalid_request: 'Malformed authorization request',
   invalid_token: 'The access token is invalid or expired',

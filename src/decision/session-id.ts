@@ -4,7 +4,7 @@ export const MAX_SESSION_ID_BYTES = 256;
 const VISIBLE_ASCII = /^[\x21-\x7E]+$/;
 
 /**
- * The request's Mcp-Session-Id: absent, one valid id, or invalid (checklist G2: characters outside 0x21–0x7E,
+ * The request's Mcp-Session-Id: absent, one valid id, or invalid (characters outside 0x21–0x7E,
  * CR/LF, over 256 bytes, or several header lines, which Node joins with ", "). Invalid values are never logged.
  */
 export type SessionIdHeader =

@@ -16,7 +16,7 @@ export interface AdminServerOptions {
 
 /**
  * The admin listener's app: `/metrics`, `/healthz`, `/readyz`, nothing else. It is a separate server (loopback by
- * default) so metrics and internals are never reachable on the public listener (checklist J5). Never listens.
+ * default) so metrics and internals are never reachable on the public listener. Never listens.
  */
 export function buildAdminServer(options: AdminServerOptions): FastifyInstance {
   const app: FastifyInstance = fastify<Server, IncomingMessage, ServerResponse, FastifyBaseLogger>({

@@ -1,7 +1,7 @@
 /**
  * A value at once, or a promise of it. The decision's steps return one: on the common path (a verified token from
  * the cache, a static upstream credential) every step can answer at once, and awaiting a settled promise still
- * costs a turn of the microtask queue per step (bench/README.md, issue 13: ~17 µs per request at one connection).
+ * costs a turn of the microtask queue per step (bench/README.md: ~17 µs per request at one connection).
  * Whoever calls such a step handles both a thrown error and a rejected promise.
  */
 export type MaybePromise<T> = T | Promise<T>;

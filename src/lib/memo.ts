@@ -17,7 +17,7 @@ export function perObject<K extends object, V extends NonNullable<unknown>>(comp
 /**
  * `compute(text)` remembered for the last text each connection carried: a client sends the same token (and so the
  * same Authorization value) on a kept-alive connection again and again, and a token's cache key is a hash (SHA-256
- * or HMAC) that costs more than the rest of a cached token's check (bench/README.md, issue 13). Exact string
+ * or HMAC) that costs more than the rest of a cached token's check (bench/README.md). Exact string
  * equality gives exactly what `compute` would; nothing is shared across connections. It keeps one text per open
  * connection (the one its next request will most likely send again), dropped with the connection; the token caches
  * themselves hold only keys. A mismatch costs one string comparison (and the computation it would have cost anyway).

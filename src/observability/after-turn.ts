@@ -2,7 +2,7 @@
  * Work that is no part of any client's wait (metrics, audit lines) runs after the I/O callbacks of the event-loop
  * turn that produced it, all of it from one setImmediate. At one connection that keeps it off the request's path
  * (like nginx's log phase); under load the same code runs back to back on warm caches instead of between the
- * requests' own work: 6.6 % less gateway CPU per request at 64 connections (bench/README.md, issue 13).
+ * requests' own work: 6.6 % less gateway CPU per request at 64 connections (bench/README.md).
  */
 let queued: (() => void)[] = [];
 

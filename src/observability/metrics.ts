@@ -113,7 +113,7 @@ const PENDING_OBSERVATIONS = 256;
  * Observations of one label set of a histogram, handed to prom-client in one loop once PENDING_OBSERVATIONS have
  * gathered and whenever the registry is read (`collect`), so a scrape sees every one. prom-client's observe
  * validates and hashes the labels and looks its bucket up by a string key (~0.4 µs warm, two per request; more
- * between the requests' own work than in one loop). Holding a value is a store (bench/README.md, issue 13).
+ * between the requests' own work than in one loop). Holding a value is a store (bench/README.md).
  */
 class PendingObservations {
   readonly #values = new Float64Array(PENDING_OBSERVATIONS);

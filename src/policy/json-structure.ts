@@ -23,7 +23,7 @@ function stringEnd(text: string, start: number): number {
 
 /**
  * Finds what JSON.parse hides: an object repeating a key (JSON.parse keeps the last, other parsers the first —
- * a parser differential, checklist F11) and nesting deeper than `maxDepth`. `value` is what JSON.parse made of
+ * a parser differential) and nesting deeper than `maxDepth`. `value` is what JSON.parse made of
  * `text`. One linear pass over the text, with an explicit stack so hostile nesting cannot exhaust the call stack,
  * counts the keys written; the parsed value keeps one per distinct key of each object, so fewer there means a
  * repeated key. Keys are compared as JSON.parse decodes them: `"a"` and `"\u0061"` collide, as for every parser.

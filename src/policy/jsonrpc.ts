@@ -42,7 +42,7 @@ export type JsonRpcInspection =
 /** The operand a method acts on, which per-tool / per-resource / per-prompt policy keys on. */
 export type TargetKind = 'tool' | 'resource' | 'prompt';
 
-/** Methods of MCP 2025-11-25 that name one tool, resource or prompt in their params (checklist K2). */
+/** Methods of MCP 2025-11-25 that name one tool, resource or prompt in their params. */
 const TARGET_KINDS: ReadonlyMap<string, TargetKind> = new Map([
   ['tools/call', 'tool'],
   ['resources/read', 'resource'],
@@ -128,7 +128,7 @@ function isRequestId(value: unknown): value is string | number {
  * JSON-RPC 2.0 §4/§5: a request or notification (string `method`, structured `params`, a request id as above), or
  * a response (an `id` and exactly one of `result` / `error`; its id may also be null, for a request whose id could
  * not be read). Anything else is refused rather than forwarded: a message whose id policy cannot read
- * (`"id": {}`, `"id": 1e400`) would otherwise skip the list filtering that is matched by id (checklist K5), and an
+ * (`"id": {}`, `"id": 1e400`) would otherwise skip the list filtering that is matched by id, and an
  * upstream may read such a message its own way.
  */
 function isJsonRpcMessage(message: Record<string, unknown>): boolean {
@@ -194,7 +194,7 @@ function completionFacts(method: string, id: JsonRpcId | undefined, params: Reco
 /**
  * Inspects one POST body (already read, size-limited) for policy. Only a single JSON-RPC object is a message:
  * MCP 2025-06+ forbids batches, and anything a second parser could read differently (duplicate keys, other
- * charsets, invalid UTF-8) is refused rather than guessed at (checklist F11).
+ * charsets, invalid UTF-8) is refused rather than guessed at.
  */
 export function inspectJsonRpcBody(body: Buffer | string, contentType: string | undefined): JsonRpcInspection {
   if (!isJsonContentType(contentType)) return invalid('unsupported_content_type');

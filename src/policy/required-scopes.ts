@@ -50,7 +50,7 @@ export const everyPolicyScope = perObject((policy: PolicySettings): readonly str
 
 /**
  * Every scope one request needs: the route's, then the method's, then those of the tool / resource / prompt it
- * names (every method that names one, checklist K2), deduplicated in that order (the order of the 403
+ * names (every method that names one), deduplicated in that order (the order of the 403
  * challenge). Without a message (GET, DELETE) only the route's. A named operand that is missing, not a string or
  * (for resources) without a normal form needs the scopes of every configured operand of that kind: the upstream
  * decides what it runs, so an unreadable name must not be the cheap one. A task method (`tasks/result`, ...) needs

@@ -17,7 +17,7 @@ export interface ConfigReloader {
   /**
    * Reads, validates and applies the file. A file event reloads only when the bytes differ from the last content
    * tried, loaded or refused, so a burst of directory events reloads nothing new and a broken file is reported
-   * once per distinct content (checklist K13); a signal always reloads (secrets behind `${file:...}` may have
+   * once per distinct content; a signal always reloads (secrets behind `${file:...}` may have
    * changed under an identical file). Calls made while a reload runs are folded into one more reload after it.
    */
   reload(trigger: ReloadTrigger): Promise<ReloadOutcome>;

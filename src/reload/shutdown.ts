@@ -30,7 +30,7 @@ function timeout(callback: () => void, delayMs: number): Cancel {
 }
 
 /**
- * Graceful stop (checklist I11, K10): drain; refuse requests still sending their body (a stalled upload must not
+ * Graceful stop: drain; refuse requests still sending their body (a stalled upload must not
  * hold the process); end standalone GET event streams cleanly so clients reconnect elsewhere with Last-Event-ID;
  * let in-flight requests — POSTs, including POST responses streamed as SSE — finish; at the grace deadline end
  * every stream, answer what is still unanswered with 503, and cut what is left. Resolves once the listener is

@@ -16,7 +16,7 @@ const HOP_BY_HOP = [
 ] as const;
 
 /**
- * Request headers forwarded to the upstream by default (checklist K6): what an MCP server needs to read the request
+ * Request headers forwarded to the upstream by default: what an MCP server needs to read the request
  * and answer it, and nothing that could carry identity or routing an upstream behind other proxies might trust.
  * Everything else a client sends is dropped; a route adds names with `upstream.forward_headers`. Content-Length is
  * counted by undici, Host set for the upstream, X-Request-Id set to the gateway's own request id.
@@ -38,7 +38,7 @@ export const FORWARDED_REQUEST_HEADER_PREFIXES: readonly string[] = ['mcp-'];
 
 /**
  * Response headers never relayed to the client: challenges from the upstream's own authorization (the client
- * must only be steered to the gateway's authorization servers, checklist F5), cookies and Alt-Svc it would set
+ * must only be steered to the gateway's authorization servers), cookies and Alt-Svc it would set
  * on the gateway's origin, and CORS headers, which the gateway decides per route.
  */
 const STRIPPED_RESPONSE_HEADERS: ReadonlySet<string> = new Set([

@@ -106,7 +106,7 @@ const EXCHANGE = Symbol('upstream exchange');
 
 /**
  * One request's exchange with the upstream. Its call is aborted when the client goes away before the answer is
- * complete, even before headers (checklist I6), or when the gateway answered by itself meanwhile (503 at the
+ * complete, even before headers, or when the gateway answered by itself meanwhile (503 at the
  * shutdown deadline). It gives the caller's slot back when the response closes. One close listener, shared by all
  * exchanges.
  */

@@ -3,7 +3,7 @@ import type { CompiledRoute } from '../../config/types.js';
 
 /**
  * One undici Agent per route (keep-alive pools per origin inside it), carrying that route's own timeouts: two
- * routes on one upstream origin with different `upstream.timeouts` each get theirs (checklist K12).
+ * routes on one upstream origin with different `upstream.timeouts` each get theirs.
  * `bodyTimeout: 0` (the `body_idle` default) is what keeps quiet SSE streams open: undici's default (300 s) would
  * cut them.
  */

@@ -77,7 +77,7 @@ export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply):
 /**
  * One record and one close listener per request for everything a request's lifetime needs: it pins the runtime
  * current when it arrives, released when its response closes (a reload never changes the config a request, or an
- * open stream, runs on), and it is tracked until then for shutdown (checklist K10). Every answer given before the
+ * open stream, runs on), and it is tracked until then for shutdown. Every answer given before the
  * request's body was read closes the connection (`closeIfBodyUnread`). `onAnswered` hears of every request once
  * (metrics, audit). Register before any hook that may refuse a request.
  */
