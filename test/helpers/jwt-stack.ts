@@ -1,7 +1,7 @@
-import { afterAll, beforeAll } from 'vitest';
 import { startGateway, type RunningGateway } from './gateway.js';
 import { startTestIssuer, type TestIssuer } from './issuer.js';
 import { startTestUpstream, type TestUpstream } from './upstream.js';
+import { suiteValue } from './suite-value.js';
 
 /** What a JWT route points at: the issuer whose tokens it accepts and the upstream it forwards to. */
 export interface JwtRouteTarget {
@@ -63,26 +63,5 @@ export async function startJwtStack(
  * after them; the returned stack is readable from those hooks and tests on.
  */
 export function setupJwtStack(...args: Parameters<typeof startJwtStack>): Omit<JwtStack, 'close'> {
-  let stack: JwtStack | undefined;
-  beforeAll(async () => {
-    stack = await startJwtStack(...args);
-  });
-  afterAll(async () => {
-    await stack?.close();
-  });
-  const started = (): JwtStack => {
-    if (!stack) throw new Error('the JWT stack starts in beforeAll: read it inside hooks and tests');
-    return stack;
-  };
-  return {
-    get issuer() {
-      return started().issuer;
-    },
-    get upstream() {
-      return started().upstream;
-    },
-    get gw() {
-      return started().gw;
-    },
-  };
+  return suiteValue('the JWT stack', () => startJwtStack(...args), (stack) => stack.close());
 }

@@ -4,11 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../helpers/gateway.js';
 import type { TestIssuer } from '../helpers/issuer.js';
 import { jwtRoute, startJwtStack, type JwtStack } from '../helpers/jwt-stack.js';
 import { freePort } from '../helpers/net.js';
+import { suiteValue } from '../helpers/suite-value.js';
 import type { TestUpstream } from '../helpers/upstream.js';
 
 /**
@@ -44,15 +45,20 @@ async function waitForNginx(url: string, dir: string): Promise<void> {
 
 /** The gateway deciding for nginx running the shipped `conf`, with its other shipped files beside it. */
 function nginxDoor(conf: string): NginxDoor {
-  let door: NginxDoor | undefined;
-  let closeStack: JwtStack['close'] | undefined;
-  let nginx: ChildProcess | undefined;
-  let dir: string | undefined;
-  beforeAll(async () => {
-    if (!NGINX) throw new Error('nginx is not installed: apt-get install nginx libnginx-mod-http-js (the decision door is tested against a real one)');
-    const nginxPort = await freePort();
-    const url = `http://127.0.0.1:${nginxPort}`;
-    const stack = await startJwtStack((target) => `
+  return suiteValue('the nginx door', () => startNginxDoor(conf), stopNginxDoor);
+}
+
+interface RunningNginxDoor extends NginxDoor {
+  readonly nginx: ChildProcess;
+  readonly dir: string;
+  readonly close: JwtStack['close'];
+}
+
+async function startNginxDoor(conf: string): Promise<RunningNginxDoor> {
+  if (!NGINX) throw new Error('nginx is not installed: apt-get install nginx libnginx-mod-http-js (the decision door is tested against a real one)');
+  const nginxPort = await freePort();
+  const url = `http://127.0.0.1:${nginxPort}`;
+  const stack = await startJwtStack((target) => `
 public_url: ${url}
 decision: { port: 0, proxy: nginx, secret: ${SECRET} }
 trusted_proxies: [127.0.0.1]
@@ -62,54 +68,37 @@ ${jwtRoute('calc', target, 'auth: { type: bearer, token: upstream-secret }')}
     sessions: { bind: false }
     policy: { scopes: [mcp], tools: { multiply: [calc:write] } }
 `);
-    closeStack = stack.close;
-    const decision = stack.gw.gateway.decision;
-    if (!decision) throw new Error('decision listener not built');
-    await decision.listen({ host: '127.0.0.1', port: 0 });
-    const decisionPort = (decision.server.address() as AddressInfo).port;
+  const decision = stack.gw.gateway.decision;
+  if (!decision) throw new Error('decision listener not built');
+  await decision.listen({ host: '127.0.0.1', port: 0 });
+  const decisionPort = (decision.server.address() as AddressInfo).port;
 
-    dir = await mkdtemp(join(tmpdir(), 'mcpgw-nginx-'));
-    for (const file of ['mcp-upstream-headers.conf', 'mcp-decision.js']) await copyFile(new URL(file, SHIPPED), join(dir, file));
-    const shipped = await readFile(new URL(conf, SHIPPED), 'utf8');
-    const config = shipped
-      .replace('server 127.0.0.1:8181;', `server 127.0.0.1:${decisionPort};`)
-      .replace('server 127.0.0.1:8080;', `server 127.0.0.1:${stack.gw.port};`)
-      .replace('server 127.0.0.1:3000;', `server ${new URL(stack.upstream.url).host};`)
-      .replace('listen 8443;', `listen 127.0.0.1:${nginxPort};`)
-      .replace('REPLACE-WITH-THE-GATEWAY-DECISION-SECRET', SECRET);
-    await writeFile(join(dir, 'nginx.conf'), config);
-    nginx = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log'), '-g', `daemon off; pid ${join(dir, 'nginx.pid')};${process.getuid?.() === 0 ? ' user root;' : ''}`], {
-      stdio: 'ignore',
-    });
-    await waitForNginx(`${url}/.well-known/oauth-protected-resource/calc/mcp`, dir);
-    door = { issuer: stack.issuer, upstream: stack.upstream, gw: stack.gw, url, resource: `${url}/calc/mcp` };
+  const dir = await mkdtemp(join(tmpdir(), 'mcpgw-nginx-'));
+  for (const file of ['mcp-upstream-headers.conf', 'mcp-decision.js']) await copyFile(new URL(file, SHIPPED), join(dir, file));
+  const shipped = await readFile(new URL(conf, SHIPPED), 'utf8');
+  const config = shipped
+    .replace('server 127.0.0.1:8181;', `server 127.0.0.1:${decisionPort};`)
+    .replace('server 127.0.0.1:8080;', `server 127.0.0.1:${stack.gw.port};`)
+    .replace('server 127.0.0.1:3000;', `server ${new URL(stack.upstream.url).host};`)
+    .replace('listen 8443;', `listen 127.0.0.1:${nginxPort};`)
+    .replace('REPLACE-WITH-THE-GATEWAY-DECISION-SECRET', SECRET);
+  await writeFile(join(dir, 'nginx.conf'), config);
+  const nginx = spawn(NGINX, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log'), '-g', `daemon off; pid ${join(dir, 'nginx.pid')};${process.getuid?.() === 0 ? ' user root;' : ''}`], {
+    stdio: 'ignore',
   });
-  afterAll(async () => {
-    nginx?.kill('SIGTERM');
-    await closeStack?.();
-    if (dir) await rm(dir, { recursive: true, force: true });
+  const door = { issuer: stack.issuer, upstream: stack.upstream, gw: stack.gw, url, resource: `${url}/calc/mcp`, nginx, dir, close: stack.close };
+  // A door that never came up is still stopped: afterAll only sees a started one.
+  await waitForNginx(`${url}/.well-known/oauth-protected-resource/calc/mcp`, dir).catch(async (error: unknown) => {
+    await stopNginxDoor(door);
+    throw error;
   });
-  const started = (): NginxDoor => {
-    if (!door) throw new Error('the nginx door starts in beforeAll');
-    return door;
-  };
-  return {
-    get issuer() {
-      return started().issuer;
-    },
-    get upstream() {
-      return started().upstream;
-    },
-    get gw() {
-      return started().gw;
-    },
-    get url() {
-      return started().url;
-    },
-    get resource() {
-      return started().resource;
-    },
-  };
+  return door;
+}
+
+async function stopNginxDoor(door: RunningNginxDoor): Promise<void> {
+  door.nginx.kill('SIGTERM');
+  await door.close();
+  await rm(door.dir, { recursive: true, force: true });
 }
 
 interface Answer {
