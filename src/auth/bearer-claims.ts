@@ -24,7 +24,7 @@ export function bearerRefusal(claims: BearerClaims): BearerRefusal | undefined {
 
 /**
  * An identity claim (`sub`, `client_id`, `azp`, `username`) as a principal is built from it: an empty string names
- * no one, so it counts as absent (K4), instead of being one subject or client every such token shares.
+ * no one, so it counts as absent, instead of being one subject or client every such token shares.
  */
 export function named(claim: string | undefined): string | undefined {
   return claim === '' ? undefined : claim;

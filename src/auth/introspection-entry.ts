@@ -10,7 +10,7 @@ export type InactiveReason = 'inactive' | 'expired' | 'refresh_token' | BearerRe
 
 /**
  * What the cache keeps about one token: facts, not a route's decision, because routes with different audiences
- * share entries and each re-checks them (D12). Never the token. `until` (ms since the epoch) ends the entry's use
+ * share entries and each re-checks them. Never the token. `until` (ms since the epoch) ends the entry's use
  * whatever the store's TTL does; `exp` and `nbf` are in seconds as on the wire.
  */
 export type IntrospectionEntry =

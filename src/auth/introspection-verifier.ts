@@ -48,7 +48,7 @@ const DEFAULT_MAX_CONCURRENT = 64;
 const MAX_TOKEN_LENGTH = 16 * 1024;
 /**
  * With a shared (Redis) store, entries are also kept in process for at most this long, never past their own
- * expiry: a reused token then costs no Redis round trip per request. The revocation budget (D3) is unchanged,
+ * expiry: a reused token then costs no Redis round trip per request. The revocation budget is unchanged,
  * since a local copy expires no later than the shared entry it came from; a shared entry deleted by hand is
  * still honoured here for up to this long.
  */
@@ -188,7 +188,7 @@ interface EntryCodec {
 
 /**
  * Stored form of entries. In a shared store (Redis) anyone who can write there could copy one caller's entry onto
- * another token's key, so entries are sealed with their key as associated data (K15), like upstream tokens; the
+ * another token's key, so entries are sealed with their key as associated data, like upstream tokens; the
  * in-process store is written by this process alone, so its entries stay plain JSON and hits skip the decryption.
  */
 function entryCodec(sealer: ValueSealer | undefined): EntryCodec {

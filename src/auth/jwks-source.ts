@@ -36,7 +36,7 @@ export interface JwksSourceOptions {
   readonly algorithms: readonly JwtAlgorithm[];
   /**
    * The state of this JWKS location, shared with its other sources (other routes, the verifiers of a reloaded
-   * config): a new source starts with the keys and the fetch policy where the others stand (K8, I7).
+   * config): a new source starts with the keys and the fetch policy where the others stand.
    */
   readonly location: JwksLocation;
   /** Operator lines: a failure when it starts or changes reason (never the answer's body), and the recovery. */
@@ -71,7 +71,7 @@ interface KeySet {
 /**
  * What every source of one JWKS location (issuer and jwks_uri) shares, whatever route or reloaded config it serves:
  * the last good key set and the state of the fetch policy. So a reload starts with the keys and inside the cooldown
- * (K8), a flood of random kids costs one fetch per cooldown per location however many routes read it (I7), and an
+ *, a flood of random kids costs one fetch per cooldown per location however many routes read it, and an
  * outage is reported once per location.
  */
 export interface JwksLocation {
@@ -249,7 +249,7 @@ export function createJwksSource(options: JwksSourceOptions): JwksSource {
 
 /**
  * The keys of a JWKS answer that verify signatures with one of `algorithms` and import as public keys. A set with any
- * symmetric or private member is refused as a whole (B15): its publisher is confused.
+ * symmetric or private member is refused as a whole: its publisher is confused.
  */
 async function verificationKeys(body: unknown, algorithms: ReadonlySet<JwtAlgorithm>): Promise<KeySetAnswer> {
   if (!isJsonObject(body) || !Array.isArray(body.keys)) return { failure: 'jwks_invalid' };

@@ -22,7 +22,7 @@ export interface JwtVerifierOptions {
   readonly counters?: Pick<AuthCounters, 'jwksRefresh' | 'jwksStaleServe'>;
   /** JWKS outages and recoveries are logged here (one line per change, never a key set's body). */
   readonly logger?: Logger;
-  /** Shared with the verifiers of other routes and of reloaded configs (K8). Default: this verifier's own. */
+  /** Shared with the verifiers of other routes and of reloaded configs. Default: this verifier's own. */
   readonly caches?: JwtVerifierCaches;
 }
 
@@ -42,7 +42,7 @@ type ResultCache = LRUCache<string, CachedResult>;
 /**
  * What JWT verifiers share while any of them holds it, so a verifier built by a reload starts where the one it
  * replaces stands: the key set and fetch state of a JWKS location (issuer and jwks_uri), shared by
- * every route on it too (I7), and the verified-token cache of identical settings. A new issuer or JWKS URL starts
+ * every route on it too, and the verified-token cache of identical settings. A new issuer or JWKS URL starts
  * empty: it fails closed until its keys load.
  */
 export interface JwtVerifierCaches {

@@ -14,7 +14,7 @@ export interface RouteVerifierDeps {
   readonly fetch?: typeof fetch;
   readonly counters?: AuthCounters;
   readonly logger?: Logger;
-  /** One per process, so verifiers of a reloaded config inherit JWKS keys and verified tokens (K8). */
+  /** One per process, so verifiers of a reloaded config inherit JWKS keys and verified tokens. */
   readonly jwtCaches?: JwtVerifierCaches;
 }
 

@@ -67,7 +67,7 @@ function declaresBody(request: FastifyRequest): boolean {
 }
 
 /**
- * Checklist K10: an answer given before the request's body was read closes the connection. Node would otherwise
+ * An answer given before the request's body was read closes the connection. Node would otherwise
  * read and discard the body to keep the connection alive, so a refused client could still make the gateway wait.
  */
 export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply): void {
