@@ -70,8 +70,8 @@ interface KeySet {
 
 /**
  * What every source of one JWKS location (issuer and jwks_uri) shares, whatever route or reloaded config it serves:
- * the last good key set and the state of the fetch policy. So a reload starts with the keys and inside the cooldown
- *, a flood of random kids costs one fetch per cooldown per location however many routes read it, and an
+ * the last good key set and the state of the fetch policy. So a reload starts with the keys and inside the cooldown,
+ * a flood of random kids costs one fetch per cooldown per location however many routes read it, and an
  * outage is reported once per location.
  */
 export interface JwksLocation {
