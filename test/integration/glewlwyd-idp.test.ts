@@ -1,3 +1,4 @@
+import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, type Pages } from '../clients/browser.js';
@@ -36,7 +37,7 @@ afterAll(async () => {
 });
 
 /** One relying-party sign-in's secrets and the authorization request that carries them. */
-async function authorizationRequest(scope = 'openid email profile'): Promise<{ url: URL; state: string; nonce: string; verifier: string }> {
+async function authorizationRequest(scope = 'openid email profile', extra: Record<string, string> = {}): Promise<{ url: URL; state: string; nonce: string; verifier: string }> {
   const [state, nonce, verifier] = [oauth.generateRandomState(), oauth.generateRandomNonce(), oauth.generateRandomCodeVerifier()];
   const url = new URL(as.authorization_endpoint ?? '');
   url.search = new URLSearchParams({
@@ -48,6 +49,7 @@ async function authorizationRequest(scope = 'openid email profile'): Promise<{ u
     nonce,
     code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
+    ...extra,
   }).toString();
   return { url, state, nonce, verifier };
 }
@@ -109,6 +111,26 @@ describe('glewlwyd as the IdP of authorization_server.sign_in', () => {
     const second = await authorizationRequest();
     const { claims } = await exchange(redirectedTo(await signInAtGlewlwyd(browser, second.url, ALICE)), second);
     expect(claims.nonce).toBe(second.nonce);
+  });
+
+  it('what a relying party must tolerate: no RFC 9207 iss in the redirect, auth_time 0, an RFC 8707 resource ignored (the access token aud is the scope list), no refresh token rotation', async () => {
+    const request = await authorizationRequest('openid email profile', { resource: 'https://mcp.example.com/calc' });
+    const callback = redirectedTo(await signInAtGlewlwyd(browser, request.url, ALICE));
+    expect(callback.searchParams.has('iss')).toBe(false);
+    expect(as.authorization_response_iss_parameter_supported).toBeUndefined();
+    const { tokens, claims } = await exchange(callback, request);
+    expect(claims).toMatchObject({ auth_time: 0, amr: ['password'], azp: CLIENT.clientId });
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ aud: 'openid email profile', scope: 'openid email profile' });
+    const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, clientAuth, tokens.refresh_token ?? '', insecure));
+    expect(refreshed.refresh_token).toBeUndefined();
+    expect(refreshed.id_token).toBeUndefined();
+  });
+
+  it('an authorization request without openid is refused with invalid_scope, after the person signed in', async () => {
+    const request = await authorizationRequest('email profile');
+    const callback = redirectedTo(await signInAtGlewlwyd(browser, request.url, ALICE));
+    expect(callback.searchParams.get('code')).toBeNull();
+    expect(callback.searchParams.get('error')).toBe('invalid_scope');
   });
 
   it('a wrong password stays on the login page: no code is issued', async () => {
