@@ -17,6 +17,7 @@ const REDIRECT_URI = `http://127.0.0.1:${await freePort()}/consent/login/callbac
 const CLIENT = { clientId: 'mcp-gateway', clientSecret: 'glewlwyd-test-secret', redirectUris: [REDIRECT_URI] };
 const ALICE = { username: 'alice', password: 'alice-password-1', email: 'alice@example.org', name: 'Alice Example', claims: { groups: ['calc-admins', 'staff'] } };
 const BOB = { username: 'bob', password: 'bob-password-1', email: 'bob@example.org' };
+const CAROL = { username: 'carol', password: 'carol-password-1', email: 'carol@example.org', claims: { groups: ['staff'] } };
 const client: oauth.Client = { client_id: CLIENT.clientId };
 const clientAuth = oauth.ClientSecretPost(CLIENT.clientSecret);
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
@@ -26,7 +27,7 @@ let browser: Pages;
 let as: oauth.AuthorizationServer;
 
 beforeAll(async () => {
-  [idp, browser] = await Promise.all([startGlewlwyd({ client: CLIENT, users: [ALICE, BOB], claims: ['groups'] }), launchChromium()]);
+  [idp, browser] = await Promise.all([startGlewlwyd({ client: CLIENT, users: [ALICE, BOB, CAROL], claims: ['groups'] }), launchChromium()]);
   const issuer = new URL(idp.issuer);
   as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }));
 });
@@ -103,6 +104,14 @@ describe('glewlwyd as the IdP of authorization_server.sign_in', () => {
     const { claims } = await exchange(redirectedTo(await signInAtGlewlwyd(browser, request.url, BOB)), request);
     expect(claims).toMatchObject({ email: BOB.email });
     expect(claims).not.toHaveProperty('groups');
+  });
+
+  it('a person who leaves email unticked on glewlwyd\'s consent screen gets an ID token without email', async () => {
+    const request = await authorizationRequest();
+    const { tokens, claims } = await exchange(redirectedTo(await signInAtGlewlwyd(browser, request.url, CAROL, { decline: ['email'] })), request);
+    expect(claims).not.toHaveProperty('email');
+    expect(claims).toMatchObject({ name: CAROL.username, groups: CAROL.claims.groups });
+    expect(tokens.scope).toBe('openid profile');
   });
 
   it('a second sign-in of the same person goes past the remembered consent, with a new code for the new nonce', async () => {
