@@ -1,10 +1,11 @@
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, type Pages } from '../clients/browser.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../clients/browser.js';
 import { signInAtGlewlwyd, type GlewlwydSignIn } from '../helpers/glewlwyd-login.js';
-import { startGlewlwyd, type Glewlwyd } from '../helpers/glewlwyd.js';
+import { startGlewlwyd } from '../helpers/glewlwyd.js';
 import { freePort } from '../helpers/net.js';
+import { suiteValue } from '../helpers/suite-value.js';
 
 /**
  * Glewlwyd, a third-party OpenID Connect provider (Debian's package), proven usable as the organisation's IdP of
@@ -22,19 +23,13 @@ const client: oauth.Client = { client_id: CLIENT.clientId };
 const clientAuth = oauth.ClientSecretPost(CLIENT.clientSecret);
 const insecure = { [oauth.allowInsecureRequests]: true } as const;
 
-let idp: Glewlwyd;
-let browser: Pages;
+const idp = suiteValue('glewlwyd', () => startGlewlwyd({ client: CLIENT, users: [ALICE, BOB, CAROL], claims: ['groups'] }), (started) => started.stop());
+const browser = suiteValue('Chromium', launchChromium, (pages) => pages.close());
 let as: oauth.AuthorizationServer;
 
 beforeAll(async () => {
-  [idp, browser] = await Promise.all([startGlewlwyd({ client: CLIENT, users: [ALICE, BOB, CAROL], claims: ['groups'] }), launchChromium()]);
   const issuer = new URL(idp.issuer);
   as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', ...insecure }));
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await idp?.stop();
 });
 
 /** One relying-party sign-in's secrets and the authorization request that carries them. */
@@ -158,7 +153,7 @@ describe('glewlwyd as the IdP of authorization_server.sign_in', () => {
     await expect(exchange(callback, { ...request, verifier: oauth.generateRandomCodeVerifier() })).rejects.toBeInstanceOf(oauth.ResponseBodyError);
   });
 
-  it('client_secret_basic with form-encoded credentials (RFC 6749 §2.3.1) is refused: glewlwyd does not decode them, so the gateway uses client_secret_post with it', async () => {
+  it('client_secret_basic with form-encoded credentials (RFC 6749 §2.3.1) is refused: glewlwyd does not decode them (client_secret_post works)', async () => {
     const request = await authorizationRequest();
     const parameters = oauth.validateAuthResponse(as, client, redirectedTo(await signInAtGlewlwyd(browser, request.url, ALICE)), request.state);
     // oauth4webapi encodes the `-` of `mcp-gateway` as %2D, as §2.3.1 allows; glewlwyd compares the raw text.
