@@ -1,6 +1,9 @@
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { Secret } from '../../src/config/secret.js';
+import { createAuthorizationCodeFlow } from '../../src/grants/authorization-code-client.js';
+import { createOidcLogin } from '../../src/grants/oidc-login.js';
 import { launchChromium } from '../clients/browser.js';
 import { signInAtGlewlwyd, type GlewlwydSignIn } from '../helpers/glewlwyd-login.js';
 import { startGlewlwyd } from '../helpers/glewlwyd.js';
@@ -67,7 +70,7 @@ async function exchange(callback: URL, request: { state: string; nonce: string; 
 }
 
 describe('glewlwyd as the IdP of authorization_server.sign_in', () => {
-  it('discovery at the issuer: OpenID Connect metadata for the code flow with S256 PKCE and a JWKS', () => {
+  it('discovery at the issuer: OpenID Connect metadata for the code flow with S256 PKCE and a JWKS (no RFC 8414 document)', async () => {
     expect(as).toMatchObject({
       issuer: idp.issuer,
       authorization_endpoint: `${idp.issuer}/auth`,
@@ -79,6 +82,10 @@ describe('glewlwyd as the IdP of authorization_server.sign_in', () => {
     expect(as.response_types_supported).toContain('code');
     expect(as.id_token_signing_alg_values_supported).toContain('RS256');
     expect(as.claims_supported).toEqual(expect.arrayContaining(['email', 'name', 'groups']));
+    // No RFC 8414 document, neither at the path-inserted address nor under the issuer: OpenID Connect discovery only.
+    const { origin, pathname } = new URL(idp.issuer);
+    expect((await fetch(`${origin}/.well-known/oauth-authorization-server${pathname}`)).status).toBe(404);
+    expect((await fetch(`${idp.issuer}/.well-known/oauth-authorization-server`)).status).toBe(404);
   });
 
   it('code + PKCE + state + nonce through the real login page: the ID token validates (iss, aud, nonce, RS256 via JWKS) and carries email, name and groups', async () => {
@@ -135,6 +142,20 @@ describe('glewlwyd as the IdP of authorization_server.sign_in', () => {
     const callback = redirectedTo(await signInAtGlewlwyd(browser, request.url, ALICE));
     expect(callback.searchParams.get('code')).toBeNull();
     expect(callback.searchParams.get('error')).toBe('invalid_scope');
+  });
+
+  it("the gateway's own OpenID Connect sign-in (consent.login's client, client_secret_basic) signs a person in at glewlwyd: iss + sub", async () => {
+    const clientAuth = { method: 'client_secret_basic', clientSecret: new Secret(CLIENT.clientSecret) } as const;
+    const flow = createAuthorizationCodeFlow({ issuer: idp.issuer, clientId: CLIENT.clientId, clientAuth, timeout: 5_000 }, { resource: undefined });
+    const login = createOidcLogin(flow, CLIENT.clientId, 5_000);
+    const [state, nonce] = [oauth.generateRandomState(), oauth.generateRandomNonce()];
+    const started = await login.start(REDIRECT_URI, state, nonce);
+    if (!started) throw new Error('the gateway found no usable metadata at glewlwyd');
+    const callback = redirectedTo(await signInAtGlewlwyd(browser, started.url, ALICE));
+    expect(callback.searchParams.get('state')).toBe(state);
+
+    const result = await login.finish(callback.searchParams.get('code') ?? '', started.codeVerifier, REDIRECT_URI, nonce);
+    expect(result).toEqual({ ok: true, user: { issuer: idp.issuer, subject: expect.any(String) as unknown } });
   });
 
   it('a wrong password stays on the login page: no code is issued', async () => {
