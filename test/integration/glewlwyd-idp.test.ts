@@ -7,7 +7,6 @@ import { createOidcLogin } from '../../src/grants/oidc-login.js';
 import { launchChromium } from '../clients/browser.js';
 import { signInAtGlewlwyd, type GlewlwydSignIn } from '../helpers/glewlwyd-login.js';
 import { startGlewlwyd } from '../helpers/glewlwyd.js';
-import { freePort } from '../helpers/net.js';
 import { suiteValue } from '../helpers/suite-value.js';
 
 /**
@@ -16,8 +15,8 @@ import { suiteValue } from '../helpers/suite-value.js';
  * login page in Chromium, with code + PKCE + state + nonce, and validates the ID token.
  */
 
-/** Nothing listens there: the browser walk stops at the redirect and hands it over (Chromium refuses port 9 and the like). */
-const REDIRECT_URI = `http://127.0.0.1:${await freePort()}/consent/login/callback`;
+/** The gateway's sign-in callback under the test gateways' public_url: the browser walk stops at the redirect there. */
+const REDIRECT_URI = 'https://gw.example.test/consent/login/callback';
 const CLIENT = { clientId: 'mcp-gateway', clientSecret: 'glewlwyd-test-secret', redirectUris: [REDIRECT_URI] };
 const ALICE = { username: 'alice', password: 'alice-password-1', email: 'alice@example.org', name: 'Alice Example', claims: { groups: ['calc-admins', 'staff'] } };
 const BOB = { username: 'bob', password: 'bob-password-1', email: 'bob@example.org' };
