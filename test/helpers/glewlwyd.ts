@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -57,22 +57,15 @@ export async function startGlewlwyd(options: GlewlwydOptions): Promise<Glewlwyd>
   if (unknownClaims.length > 0) throw new Error(`user claims ${unknownClaims.join(', ')} are not in options.claims`);
 
   const dir = mkdtempSync(join(tmpdir(), 'glewlwyd-'));
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
   const logFile = join(dir, 'glewlwyd.log');
-  prepareFiles(dir, url, port, logFile);
-
-  const child = spawn(GLEWLWYD, ['--config-file', join(dir, 'glewlwyd.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr += text));
-  const explain = (): string => `glewlwyd stderr: ${stderr.trim() || '(empty)'}; log: ${logFile}`;
+  prepareFiles(dir);
+  const { child, url } = await launch(dir, logFile);
   try {
-    await eventually(`glewlwyd answering on ${url}`, () => answering(child, url, explain), { attempts: 100, context: explain });
     const admin = await AdminSession.open(url);
     await configure(admin, url, options);
   } catch (error) {
     await terminate(child);
-    throw new Error(`glewlwyd did not start as an OpenID Connect provider: ${(error as Error).message}\n(log: ${logFile})`, { cause: error });
+    throw new Error(`glewlwyd did not become an OpenID Connect provider: ${(error as Error).message}\n(log: ${logFile})`, { cause: error });
   }
   return {
     issuer: `${url}/api/${PLUGIN}`,
@@ -85,23 +78,52 @@ export async function startGlewlwyd(options: GlewlwydOptions): Promise<Glewlwyd>
   };
 }
 
-/** The configuration file, the SQLite database from the package's schema, and the login web app with its config. */
-function prepareFiles(dir: string, url: string, port: number, logFile: string): void {
-  const database = join(dir, 'glewlwyd.db');
-  const schema = spawnSync('sqlite3', [database], { input: readFileSync(SQLITE_SCHEMA), encoding: 'utf8' });
+/** Of one request to glewlwyd while it is set up: a server that accepts and never answers must not stall the start. */
+const REQUEST_TIMEOUT_MS = 5_000;
+
+/** Tries this many free ports: another process may take the one picked before glewlwyd binds it. */
+const PORT_ATTEMPTS = 3;
+
+/** glewlwyd answering on a free loopback port, with the configuration file written for that port. */
+async function launch(dir: string, logFile: string): Promise<{ child: ChildProcess; url: string }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    writeFileSync(join(dir, 'glewlwyd.conf'), configFile({ url, port, dir, logFile }));
+    const logStart = existsSync(logFile) ? statSync(logFile).size : 0;
+    const child = spawn(GLEWLWYD, ['--config-file', join(dir, 'glewlwyd.conf')], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    const explain = (): string => `glewlwyd stderr: ${stderr.trim() || '(empty)'}; log: ${logFile}`;
+    try {
+      await eventually(`glewlwyd answering on ${url}`, () => answering(child, url, explain), { attempts: 100, context: explain });
+      return { child, url };
+    } catch (error) {
+      await terminate(child);
+      // The log says why it stopped; a port taken meanwhile ("Error MHD_start_daemon") is worth another try.
+      const portTaken = existsSync(logFile) && readFileSync(logFile).subarray(logStart).toString('utf8').includes('MHD_start_daemon');
+      if (!portTaken || attempt === PORT_ATTEMPTS) {
+        throw new Error(`glewlwyd did not start: ${(error as Error).message}\n(log: ${logFile})`, { cause: error });
+      }
+    }
+  }
+}
+
+/** The SQLite database from the package's schema, and the login web app with its config. */
+function prepareFiles(dir: string): void {
+  const schema = spawnSync('sqlite3', [join(dir, 'glewlwyd.db')], { input: readFileSync(SQLITE_SCHEMA), encoding: 'utf8' });
   if (schema.status !== 0) throw new Error(`sqlite3 could not load ${SQLITE_SCHEMA}: ${schema.stderr || schema.error?.message}`);
   // Glewlwyd's static file server refuses symbolic links (the package's config.json is one, into /etc): a copy.
   const webapp = join(dir, 'webapp');
   cpSync(WEBAPP, webapp, { recursive: true, dereference: true, filter: (source) => source !== join(WEBAPP, 'config.json') });
   writeFileSync(join(webapp, 'config.json'), readFileSync(WEBAPP_CONFIG));
-  writeFileSync(join(dir, 'glewlwyd.conf'), configFile({ url, port, database, webapp, logFile }));
 }
 
 /**
  * libconfig syntax. No `use_secure_connection` line at all: its mere presence, even `false`, makes glewlwyd look
  * for a certificate and exit.
  */
-function configFile(values: { url: string; port: number; database: string; webapp: string; logFile: string }): string {
+function configFile(values: { url: string; port: number; dir: string; logFile: string }): string {
   const mimeTypes = Object.entries({ '.html': 'text/html', '.css': 'text/css', '.js': 'application/javascript', '.json': 'application/json', '.png': 'image/png', '.ico': 'image/x-icon', '.woff': 'font/woff', '.woff2': 'font/woff2', '.ttf': 'font/ttf' })
     .map(([extension, mimeType]) => `  { extension = "${extension}"; mime_type = "${mimeType}"; }`)
     .join(',\n');
@@ -110,7 +132,7 @@ bind_address = "127.0.0.1"
 external_url = "${values.url}"
 login_url = "login.html"
 api_prefix = "api"
-static_files_path = "${values.webapp}/"
+static_files_path = "${values.dir}/webapp/"
 static_files_mime_types = (
 ${mimeTypes}
 );
@@ -130,14 +152,14 @@ user_module_path = "${MODULES}/user"
 client_module_path = "${MODULES}/client"
 user_auth_scheme_module_path = "${MODULES}/scheme"
 plugin_module_path = "${MODULES}/plugin"
-database = { type = "sqlite3"; path = "${values.database}"; };
+database = { type = "sqlite3"; path = "${values.dir}/glewlwyd.db"; };
 `;
 }
 
 async function answering(child: ChildProcess, url: string, explain: () => string): Promise<true | undefined> {
   if (child.exitCode !== null || child.signalCode !== null) throw new Error(`glewlwyd exited (${child.exitCode ?? child.signalCode}); ${explain()}`);
   try {
-    return (await fetch(`${url}/config`)).ok ? true : undefined;
+    return (await fetch(`${url}/config`, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) })).ok ? true : undefined;
   } catch {
     return undefined;
   }
@@ -151,14 +173,14 @@ class AdminSession {
   ) {}
 
   static async open(url: string): Promise<AdminSession> {
-    const response = await fetch(`${url}/api/auth/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const response = await fetch(`${url}/api/auth/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     const cookie = response.headers.getSetCookie().map((line) => line.split(';')[0]).join('; ');
     if (!response.ok || !cookie) throw new Error(`admin sign-in answered ${response.status} ${await response.text()}`);
     return new AdminSession(`${url}/api`, cookie);
   }
 
   async send(method: 'POST' | 'PUT', path: string, body: unknown): Promise<void> {
-    const response = await fetch(`${this.api}${path}`, { method, headers: { 'content-type': 'application/json', cookie: this.cookie }, body: JSON.stringify(body) });
+    const response = await fetch(`${this.api}${path}`, { method, headers: { 'content-type': 'application/json', cookie: this.cookie }, body: JSON.stringify(body), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     if (!response.ok) throw new Error(`${method} /api${path} answered ${response.status} ${await response.text()}`);
   }
 }
