@@ -96,7 +96,7 @@ async function launch(dir: string, logFile: string): Promise<{ child: ChildProce
     child.stderr?.setEncoding('utf8').on('data', (text: string) => (stderr += text));
     const explain = (): string => `glewlwyd stderr: ${stderr.trim() || '(empty)'}; log: ${logFile}`;
     try {
-      await eventually(`glewlwyd answering on ${url}`, () => answering(child, url, explain), { attempts: 100, context: explain });
+      await eventually(`glewlwyd answering on ${url}`, () => answering(child, url, explain), { attempts: 200, context: explain });
       return { child, url };
     } catch (error) {
       await terminate(child);
