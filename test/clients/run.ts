@@ -158,7 +158,7 @@ async function main(): Promise<number> {
   for (const client of unfinished) process.stdout.write(`UNFINISHED ${client}: ${unfinishedNote}\n`);
   if (only !== undefined) return unfinished.length === 0 ? 0 : 1;
   const lost = regressions(parseCompatibility(baseline()), rows);
-  // The conformance section below the matrix is test:conformance's to write: it is kept as it is.
+  // The sections below the matrix (test:conformance's, then the hand-written identity providers) are kept as they are.
   const file = join(REPO_ROOT, MATRIX_FILE);
   writeFileSync(file, `${markdown}${conformanceSection(existsSync(file) ? readFileSync(file, 'utf8') : '')}`);
   process.stdout.write(`${MATRIX_FILE} written; ${((Date.now() - started) / 1000).toFixed(1)} s in all\n`);

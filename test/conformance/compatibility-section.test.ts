@@ -39,4 +39,10 @@ describe('the conformance section of docs/compatibility.md', () => {
     expect(conformanceSection(again)).toBe(`\n${renderConformanceSection([phases[0] as PhaseFigures])}`);
     expect(conformanceSection(MATRIX)).toBe('');
   });
+
+  it('keeps a hand-written section that follows it', () => {
+    const identityProviders = '\n## Identity providers\n\nglewlwyd: notes.\n';
+    const replaced = replaceConformanceSection(`${replaceConformanceSection(MATRIX, phases)}${identityProviders}`, [phases[0] as PhaseFigures]);
+    expect(replaced).toBe(`${replaceConformanceSection(MATRIX, [phases[0] as PhaseFigures])}${identityProviders}`);
+  });
 });

@@ -62,9 +62,14 @@ export function conformanceSection(markdown: string): string {
   return start === -1 ? '' : markdown.slice(start);
 }
 
-/** `markdown` with its conformance section replaced (or added at the end). */
+/**
+ * `markdown` with its conformance section replaced (or added at the end); a hand-written section after it (the next
+ * `## ` heading on, e.g. the identity providers) is kept.
+ */
 export function replaceConformanceSection(markdown: string, phases: readonly PhaseFigures[]): string {
   const section = conformanceSection(markdown);
   const before = section === '' ? markdown : markdown.slice(0, markdown.length - section.length);
-  return `${before.trimEnd()}\n\n${renderConformanceSection(phases)}`;
+  const nextHeading = section.indexOf('\n## ', HEADING.length);
+  const after = nextHeading === -1 ? '' : section.slice(nextHeading);
+  return `${before.trimEnd()}\n\n${renderConformanceSection(phases)}${after}`;
 }
