@@ -16,6 +16,7 @@ import {
   parseEntry,
   serializeEntry,
   type AcceptedEntry,
+  type EntryExpectations,
   type IntrospectionEntry,
 } from './introspection-entry.js';
 import type { AuthContext, TokenVerifier, VerifyRequest } from '../decision/index.js';
@@ -27,8 +28,8 @@ export interface IntrospectionVerifierDeps {
   readonly store: CacheStore;
   /** HMAC key of cache keys. */
   readonly keySecret: Buffer;
-  /** Must be a member of the answer's `aud`: the route's resource (or its jwt audience override). */
-  readonly audience: string;
+  /** One must be a member of the answer's `aud`: the route's resource (or its jwt audience override). */
+  readonly audiences: readonly string[];
   /** Clock in ms since the epoch (injected in tests). */
   readonly now?: () => number;
   readonly fetch?: typeof fetch;
@@ -90,7 +91,15 @@ export function createIntrospectionVerifier(
   const inFlight = new Map<string, Promise<IntrospectionEntry>>();
   // A busy token's entry comes back as the same object from the local tier: so does its caller, which lets the
   // per-caller memos (session owner, rate-limit key) hit on introspection routes as they do for JWTs.
-  const callerFor = perObject((entry: AcceptedEntry) => callerOf(entry, settings.endpoint.href));
+  const callerFor = perObject((entry: AcceptedEntry) => callerOf(entry, settings.issuer ?? settings.endpoint.href));
+  const expectations = (at: number): EntryExpectations => ({
+    audiences: deps.audiences,
+    issuer: settings.issuer,
+    acceptMissingAudience: settings.acceptMissingAudience,
+    acceptMissingIssuer: settings.acceptMissingIssuer,
+    now: at,
+    clockTolerance: settings.clockTolerance,
+  });
   const shared = deps.store.status().backend === 'redis';
   // The in-memory store is already in process: a second tier in front of it would only double the memory.
   const local = shared ? new LRUCache<string, LocalEntry>({ max: LOCAL_MAX_ENTRIES }) : undefined;
@@ -169,7 +178,7 @@ export function createIntrospectionVerifier(
         throw new GatewayError('invalid_token', { reason: 'malformed_token' });
       }
       const entry = await entryFor(token, request ?? {});
-      checkEntry(entry, { audience: deps.audience, issuer: settings.issuer, now: now(), clockTolerance: settings.clockTolerance });
+      checkEntry(entry, expectations(now()));
       return callerFor(entry);
     },
     isReady: () => true,

@@ -102,6 +102,8 @@ export function introspectionSettings(
     clientSecret: new Secret(INTROSPECTION_SECRET),
     authMethod: 'client_secret_basic',
     issuer: 'https://as.example.test',
+    acceptMissingAudience: false,
+    acceptMissingIssuer: false,
     timeout: 1_000,
     clockTolerance: 30_000,
     maxTtl: 300_000,

@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../helpers/gateway.js';
+import { active, INTROSPECTION_SECRET, json, startIntrospectionServer, type TestIntrospectionServer } from '../helpers/introspection-server.js';
+import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
+import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+
+/**
+ * Routes in front of authorization servers the deployment keeps (README: "Deployments that keep their own
+ * authorization server"): audiences that are an app id or a URN, introspection answers without `aud` or `iss`.
+ */
+
+const PUBLIC = 'https://gw.example.test';
+const APP_ID = '00000000-aaaa-4bbb-8ccc-000000000001';
+const URN = 'urn:example:calc';
+const AS_ISSUER = 'https://login.example.test/tenant';
+
+let issuer: TestIssuer;
+let upstream: TestUpstream;
+let as: TestIntrospectionServer;
+let gw: RunningGateway;
+
+/** The introspection answer for each test token: the token names the answer's shape. */
+const ANSWERS: Readonly<Record<string, Record<string, unknown>>> = {
+  complete: { iss: AS_ISSUER, aud: [`${PUBLIC}/strict/mcp`, `${PUBLIC}/lenient/mcp`] },
+  'no-aud': { iss: AS_ISSUER },
+  'no-iss': { aud: [`${PUBLIC}/strict/mcp`, `${PUBLIC}/lenient/mcp`] },
+  'neither': {},
+  'foreign-aud': { iss: AS_ISSUER, aud: ['https://other.example.test/mcp'] },
+  'foreign-iss': { iss: 'https://evil.example.test', aud: [`${PUBLIC}/lenient/mcp`] },
+};
+
+function introspectionRoute(name: string, extra: string): string {
+  return `
+  - name: ${name}
+    path: /${name}/mcp
+    upstream: { url: ${upstream.url} }
+    authorization_servers: [${AS_ISSUER}]
+    tokens:
+      introspection:
+        endpoint: ${as.endpoint.href}
+        client_id: gateway
+        client_secret: ${INTROSPECTION_SECRET}
+        issuer: ${AS_ISSUER}${extra}`;
+}
+
+beforeAll(async () => {
+  [issuer, upstream, as] = await Promise.all([startTestIssuer(), startTestUpstream(), startIntrospectionServer()]);
+  as.respond((call) => {
+    const claims = ANSWERS[call.token ?? ''];
+    if (claims === undefined) return json({ active: false });
+    return active({ sub: 'alice', client_id: 'app', scope: 'mcp:tools', exp: Math.floor(Date.now() / 1000) + 300, ...claims });
+  });
+  gw = await startGateway(`
+public_url: ${PUBLIC}
+routes:
+  - name: app-audience
+    path: /app-audience/mcp
+    upstream: { url: ${upstream.url} }
+    authorization_servers: [${issuer.issuer}]
+    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256], audience: [${APP_ID}, "${URN}"] } }
+${introspectionRoute('strict', '')}
+${introspectionRoute('lenient', `
+        accept_missing_aud: true
+        accept_missing_iss: true`)}
+`);
+});
+
+afterAll(async () => {
+  await gw.close();
+  await Promise.all([issuer.close(), upstream.close(), as.close()]);
+});
+
+function post(path: string, token: string): Promise<Response> {
+  return fetch(`${gw.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+}
+
+function challengeError(response: Response): string | undefined {
+  return /error="([^"]*)"/.exec(response.headers.get('www-authenticate') ?? '')?.[1];
+}
+
+describe('tokens.jwt.audience as a list (an IdP whose audience is an app id or a URN)', () => {
+  it.each([
+    ['the app id', APP_ID],
+    ['the URN', URN],
+    ['the URN among foreign audiences', [URN, 'https://other.example.test/mcp']],
+  ])('a token with one of the listed audiences (%s) is accepted', async (_case, aud) => {
+    const token = await issuer.mint({ aud, scope: 'mcp:tools' });
+    expect((await post('/app-audience/mcp', token)).status).toBe(200);
+  });
+
+  it.each([
+    ['the route resource (not listed)', `${PUBLIC}/app-audience/mcp`],
+    ['another app id', '00000000-aaaa-4bbb-8ccc-000000000002'],
+    ['a prefix of the URN', 'urn:example'],
+  ])('a token with none of the listed audiences (%s) → 401 invalid_token', async (_case, aud) => {
+    const response = await post('/app-audience/mcp', await issuer.mint({ aud, scope: 'mcp:tools' }));
+    expect(response.status).toBe(401);
+    expect(challengeError(response)).toBe('invalid_token');
+  });
+});
+
+describe('introspection answers without aud or iss (RFC 7662 §2.2 makes both optional)', () => {
+  it.each(['complete', 'no-aud', 'no-iss', 'neither'])('%s answer: accepted on the route that opted in', async (token) => {
+    expect((await post('/lenient/mcp', token)).status).toBe(200);
+  });
+
+  it.each(['no-aud', 'no-iss', 'neither'])('%s answer: 401 invalid_token by default', async (token) => {
+    const response = await post('/strict/mcp', token);
+    expect(response.status).toBe(401);
+    expect(challengeError(response)).toBe('invalid_token');
+  });
+
+  it('a complete answer is accepted by default', async () => {
+    expect((await post('/strict/mcp', 'complete')).status).toBe(200);
+  });
+
+  it.each(['foreign-aud', 'foreign-iss'])('%s answer: still 401 invalid_token on the route that opted in', async (token) => {
+    const response = await post('/lenient/mcp', token);
+    expect(response.status).toBe(401);
+    expect(challengeError(response)).toBe('invalid_token');
+  });
+});
