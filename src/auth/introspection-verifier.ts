@@ -8,7 +8,7 @@ import { GatewayError } from '../decision/index.js';
 import { perConnection, perObject } from '../lib/memo.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { createFairBulkhead, type BulkheadRefusal } from './fair-bulkhead.js';
-import { requestIntrospection, type IntrospectionFailure } from './introspection-client.js';
+import { createIntrospectionClient, type IntrospectionFailure } from './introspection-client.js';
 import {
   callerOf,
   checkEntry,
@@ -66,7 +66,7 @@ interface LocalEntry {
 const FAILURE_LOG_INTERVAL_MS = 10_000;
 const FAILURE_MESSAGES: Partial<Record<Failure, string>> = {
   credentials_refused:
-    'introspection endpoint refused the gateway client credentials (check tokens.introspection client_id, client_secret, auth_method); answering 503',
+    'introspection endpoint refused the gateway client credentials (check tokens.introspection client_id, client_secret or private_key, auth_method); answering 503',
   bulkhead_full: 'too many introspection requests in flight; answering 503',
   client_share_full: 'one client address holds its share of introspection requests in flight (unknown tokens?); answering 503 to it',
 };
@@ -83,7 +83,7 @@ export function createIntrospectionVerifier(
   deps: IntrospectionVerifierDeps,
 ): TokenVerifier {
   const now = deps.now ?? Date.now;
-  const fetchImpl = deps.fetch ?? globalThis.fetch;
+  const requestIntrospection = createIntrospectionClient(settings, { fetch: deps.fetch ?? globalThis.fetch, now });
   const bulkhead = createFairBulkhead({ capacity: deps.maxConcurrent ?? DEFAULT_MAX_CONCURRENT, maxWaitMs: settings.timeout });
   const cacheKeyOf = perConnection(introspectionCacheKeys(settings.issuer ?? settings.endpoint.href, deps.keySecret));
   const log = deps.logger?.child({ component: 'introspection', endpoint: settings.endpoint.origin });
@@ -124,7 +124,7 @@ export function createIntrospectionVerifier(
     if (typeof slot === 'string') return unavailable(slot);
     deps.counters?.asCall();
     try {
-      const result = await requestIntrospection(settings, token, fetchImpl, AbortSignal.timeout(settings.timeout));
+      const result = await requestIntrospection(token, AbortSignal.timeout(settings.timeout));
       if (result.outcome === 'failed') return unavailable(result.failure, result.status);
       return entryFromAnswer(result.outcome === 'active' ? result.claims : undefined, settings, now());
     } finally {

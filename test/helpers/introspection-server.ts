@@ -101,6 +101,7 @@ export function introspectionSettings(
     clientId: 'gateway',
     clientSecret: new Secret(INTROSPECTION_SECRET),
     authMethod: 'client_secret_basic',
+    privateKey: undefined,
     issuer: 'https://as.example.test',
     acceptMissingAudience: false,
     acceptMissingIssuer: false,

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../helpers/gateway.js';
 import { active, INTROSPECTION_SECRET, json, startIntrospectionServer, type TestIntrospectionServer } from '../helpers/introspection-server.js';
 import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
+import { startOidcIntrospectionServer, type OidcIntrospectionServer } from '../helpers/oidc-introspection.js';
 import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 /**
@@ -17,6 +18,7 @@ const AS_ISSUER = 'https://login.example.test/tenant';
 let issuer: TestIssuer;
 let upstream: TestUpstream;
 let as: TestIntrospectionServer;
+let idp: OidcIntrospectionServer;
 let gw: RunningGateway;
 
 /** The introspection answer for each test token: the token names the answer's shape. */
@@ -44,7 +46,12 @@ function introspectionRoute(name: string, extra: string): string {
 }
 
 beforeAll(async () => {
-  [issuer, upstream, as] = await Promise.all([startTestIssuer(), startTestUpstream(), startIntrospectionServer()]);
+  [issuer, upstream, as, idp] = await Promise.all([
+    startTestIssuer(),
+    startTestUpstream(),
+    startIntrospectionServer(),
+    startOidcIntrospectionServer(`${PUBLIC}/signed/mcp`),
+  ]);
   as.respond((call) => {
     const claims = ANSWERS[call.token ?? ''];
     if (claims === undefined) return json({ active: false });
@@ -62,12 +69,22 @@ ${introspectionRoute('strict', '')}
 ${introspectionRoute('lenient', `
         accept_missing_aud: true
         accept_missing_iss: true`)}
-`);
+  - name: signed
+    path: /signed/mcp
+    upstream: { url: ${upstream.url} }
+    authorization_servers: [${idp.issuer}]
+    tokens:
+      introspection:
+        endpoint: ${idp.introspectionEndpoint}
+        client_id: ${idp.gatewayClientId}
+        private_key: \${env:GATEWAY_KEY}
+        issuer: ${idp.issuer}
+`, { env: { GATEWAY_KEY: JSON.stringify(idp.gatewayPrivateJwk) } });
 });
 
 afterAll(async () => {
   await gw.close();
-  await Promise.all([issuer.close(), upstream.close(), as.close()]);
+  await Promise.all([issuer.close(), upstream.close(), as.close(), idp.close()]);
 });
 
 function post(path: string, token: string): Promise<Response> {
@@ -122,5 +139,54 @@ describe('introspection answers without aud or iss (RFC 7662 §2.2 makes both op
     const response = await post('/lenient/mcp', token);
     expect(response.status).toBe(401);
     expect(challengeError(response)).toBe('invalid_token');
+  });
+});
+
+describe('introspection client authentication by private_key_jwt (RFC 7523) at a real oidc-provider', () => {
+  it('a token the IdP issued for the route is introspected with a signed assertion and accepted', async () => {
+    expect((await post('/signed/mcp', await idp.issueToken('mcp:tools'))).status).toBe(200);
+  });
+
+  it('a token the IdP does not know → 401 invalid_token (the endpoint answered the gateway: active false)', async () => {
+    const response = await post('/signed/mcp', 'never-issued-by-this-idp');
+    expect(response.status).toBe(401);
+    expect(challengeError(response)).toBe('invalid_token');
+  });
+
+  it('the private key never appears in a log line', () => {
+    const d = idp.gatewayPrivateJwk.d ?? '';
+    expect(d).not.toBe('');
+    expect(gw.logs.join('\n')).not.toContain(d);
+  });
+});
+
+describe('introspection client authentication refused by the endpoint', () => {
+  let wrongKey: RunningGateway;
+  beforeAll(async () => {
+    const other = await startOidcIntrospectionServer(`${PUBLIC}/signed/mcp`);
+    // The key of another server's gateway client: the IdP cannot verify its assertions.
+    const yaml = `
+public_url: ${PUBLIC}
+routes:
+  - name: signed
+    path: /signed/mcp
+    upstream: { url: ${upstream.url} }
+    authorization_servers: [${idp.issuer}]
+    tokens:
+      introspection: { endpoint: ${idp.introspectionEndpoint}, client_id: gateway, private_key: "\${env:GATEWAY_KEY}", issuer: ${idp.issuer} }
+`;
+    wrongKey = await startGateway(yaml, { env: { GATEWAY_KEY: JSON.stringify(other.gatewayPrivateJwk) } });
+    await other.close();
+  });
+  afterAll(() => wrongKey.close());
+
+  it('an assertion signed with a key the IdP does not hold → 503 (the gateway cannot decide), never 401 or 200', async () => {
+    const response = await fetch(`${wrongKey.url}/signed/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${await idp.issueToken('mcp:tools')}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(503);
+    expect(wrongKey.logs.join('\n')).toContain('introspection endpoint refused the gateway client credentials');
   });
 });

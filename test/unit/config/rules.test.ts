@@ -1,5 +1,9 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { INTROSPECTION, compiled, configWith, minimalConfig, parseObject, problems } from './fixtures.js';
+
+/** An EC P-256 private key as a JWK, for private_key_jwt client authentication. */
+const PRIVATE_KEY = JSON.stringify(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }));
 
 const ROUTE = (minimalConfig().routes as Record<string, unknown>[])[0] ?? {};
 
@@ -94,6 +98,12 @@ describe('schema rules', () => {
       { 'routes.0.tokens.introspection': { ...INTROSPECTION, auth_method: 'private_key_jwt' } },
       'routes.0.tokens.introspection.auth_method', /expected one of "client_secret_basic"\|"client_secret_post"/],
     ['empty audience list', { 'routes.0.tokens.jwt.audience': [] }, 'routes.0.tokens.jwt.audience', /./],
+    ['introspection with client_secret and private_key',
+      { 'routes.0.tokens.introspection': { ...INTROSPECTION, private_key: PRIVATE_KEY } },
+      'routes.0.tokens.introspection.private_key', 'at most one of client_secret or private_key'],
+    ['introspection private_key that is no key',
+      { 'routes.0.tokens.introspection': { endpoint: INTROSPECTION.endpoint, client_id: 'gateway', private_key: 'not a key' } },
+      'routes.0.tokens.introspection.private_key', 'must be a private key: a JWK (JSON with "d") or a PEM block'],
     ['accept_missing_iss without an expected issuer',
       { 'routes.0.tokens': { introspection: { ...INTROSPECTION, accept_missing_iss: true } } },
       'routes.0.tokens.introspection.accept_missing_iss',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Milliseconds } from '../../duration.js';
-import { MIN_TIMEOUT_MS, clientSecretMethod, duration, secret, strictUrl, type ClientSecretMethod } from '../../fields.js';
+import { MIN_TIMEOUT_MS, clientSecretMethod, duration, privateKey, secret, strictUrl, type ClientSecretMethod } from '../../fields.js';
 import type { ValueAt } from '../../problem.js';
 import { optionalSecret, type Secret } from '../../secret.js';
 
@@ -52,7 +52,11 @@ const introspection = z
     endpoint: strictUrl('RFC 7662 introspection endpoint.'),
     client_id: z.string().min(1).describe('Client id the gateway authenticates with.'),
     client_secret: secret('Client secret for the introspection endpoint.').optional(),
-    auth_method: clientSecretMethod('How the client authenticates. Default: client_secret_basic.'),
+    private_key: privateKey(
+      'Key for private_key_jwt client authentication (RFC 7523) instead of client_secret; the assertion\'s `aud` is ' +
+        'the endpoint URL.',
+    ).optional(),
+    auth_method: clientSecretMethod('How client_secret is sent. Default: client_secret_basic. Ignored with private_key.'),
     issuer: strictUrl('Expected `iss` in answers. Default: tokens.jwt.issuer when set.').optional(),
     accept_missing_aud: z
       .boolean()
@@ -80,6 +84,11 @@ const introspection = z
       })
       .prefault({})
       .describe('Introspection answer cache.'),
+  })
+  .superRefine((value, ctx) => {
+    if (value.client_secret !== undefined && value.private_key !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['private_key'], message: 'at most one of client_secret or private_key' });
+    }
   })
   .describe('Validate access tokens by RFC 7662 introspection.');
 
@@ -124,7 +133,10 @@ export interface IntrospectionSettings {
   readonly endpoint: URL;
   readonly clientId: string;
   readonly clientSecret: Secret | undefined;
+  /** How `clientSecret` is sent; ignored with `privateKey`. */
   readonly authMethod: IntrospectionAuthMethod;
+  /** JWK or PEM text: private_key_jwt client authentication (RFC 7523) instead of a secret. */
+  readonly privateKey: Secret | undefined;
   /** Expected `iss` in introspection answers, when set (defaults to the route's jwt issuer if any). */
   readonly issuer: string | undefined;
   /** An active answer without `aud` is accepted (opt-in: RFC 7662 makes `aud` optional). */
@@ -167,6 +179,7 @@ export function compileTokens(raw: RawTokens, resource: string): TokenSettings {
       clientId: introspection.client_id,
       clientSecret: optionalSecret(introspection.client_secret),
       authMethod: introspection.auth_method,
+      privateKey: optionalSecret(introspection.private_key),
       issuer: introspection.issuer ?? jwt?.issuer,
       acceptMissingAudience: introspection.accept_missing_aud,
       acceptMissingIssuer: introspection.accept_missing_iss,
@@ -195,5 +208,8 @@ export function tokensUrls(raw: RawTokens, at: string): ValueAt[] {
 
 /** The secrets this section holds, for the literal-secret warning (`at` is the route's path). */
 export function tokensSecrets(raw: RawTokens, at: string): ValueAt[] {
-  return [[`${at}.tokens.introspection.client_secret`, raw.introspection?.client_secret]];
+  return [
+    [`${at}.tokens.introspection.client_secret`, raw.introspection?.client_secret],
+    [`${at}.tokens.introspection.private_key`, raw.introspection?.private_key],
+  ];
 }
