@@ -65,6 +65,16 @@ routes:
     upstream: { url: ${upstream.url} }
     authorization_servers: [${issuer.issuer}]
     tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256], audience: [${APP_ID}, "${URN}"] } }
+  - name: openid-idp
+    path: /openid-idp/mcp
+    upstream: { url: ${upstream.url} }
+    authorization_servers: [${issuer.issuer}]
+    scopes_supported: [mcp:tools, calc:write]
+    tokens: { jwt: { issuer: ${issuer.issuer}, algorithms: [ES256] } }
+    policy:
+      scopes: [mcp:tools]
+      tools: { multiply: [calc:write] }
+      challenge_scopes: [openid]
 ${introspectionRoute('strict', '')}
 ${introspectionRoute('lenient', `
         accept_missing_aud: true
@@ -93,6 +103,22 @@ function post(path: string, token: string): Promise<Response> {
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
   });
+}
+
+function callTool(path: string, name: string, token?: string): Promise<Response> {
+  return fetch(`${gw.url}${path}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } }),
+  });
+}
+
+function challengeScope(response: Response): string | undefined {
+  return /scope="([^"]*)"/.exec(response.headers.get('www-authenticate') ?? '')?.[1];
 }
 
 function challengeError(response: Response): string | undefined {
@@ -188,5 +214,33 @@ routes:
     });
     expect(response.status).toBe(503);
     expect(wrongKey.logs.join('\n')).toContain('introspection endpoint refused the gateway client credentials');
+  });
+});
+
+describe('policy.challenge_scopes (an IdP that refuses any authorization request without openid)', () => {
+  const resource = `${PUBLIC}/openid-idp/mcp`;
+
+  it('the 401 challenge names openid after the route scopes', async () => {
+    const response = await callTool('/openid-idp/mcp', 'add');
+    expect(response.status).toBe(401);
+    expect(challengeScope(response)).toBe('mcp:tools openid');
+  });
+
+  it('a 403 step-up names openid too, and never equals scopes_supported joined', async () => {
+    const response = await callTool('/openid-idp/mcp', 'multiply', await issuer.mint({ aud: resource, scope: 'mcp:tools' }));
+    expect(response.status).toBe(403);
+    const scope = challengeScope(response);
+    expect(scope?.split(' ').sort()).toEqual(['calc:write', 'mcp:tools', 'openid']);
+    expect(scope).not.toBe('mcp:tools calc:write openid');
+  });
+
+  it('protected resource metadata lists openid in scopes_supported', async () => {
+    const document = (await (await fetch(`${gw.url}/.well-known/oauth-protected-resource/openid-idp/mcp`)).json()) as Record<string, unknown>;
+    expect(document.scopes_supported).toEqual(['mcp:tools', 'calc:write', 'openid']);
+  });
+
+  it('a token without openid is accepted: challenge scopes are never required', async () => {
+    expect((await callTool('/openid-idp/mcp', 'add', await issuer.mint({ aud: resource, scope: 'mcp:tools' }))).status).toBe(200);
+    expect((await callTool('/openid-idp/mcp', 'multiply', await issuer.mint({ aud: resource, scope: 'mcp:tools calc:write' }))).status).toBe(200);
   });
 });

@@ -35,6 +35,14 @@ export const policySchema = z
           'authorization. Default: false (the challenge names the route scopes; an operation that needs more answers ' +
           '403 insufficient_scope).',
       ),
+    challenge_scopes: z
+      .array(scope.refine((value) => value !== 'offline_access', { error: 'offline_access must not be asked for by a protected resource' }))
+      .default([])
+      .describe(
+        'Scopes every challenge names (the scope= of WWW-Authenticate, 401 and 403) and scopes_supported lists, ' +
+          'but no token must hold: for an authorization server that refuses any request without them, e.g. ' +
+          '[openid]. Default: [].',
+      ),
   })
   .prefault({})
   .describe('Scopes required on top of a valid token.');
@@ -57,6 +65,8 @@ export interface PolicySettings {
    * (route scopes first, then methods, tools, prompts, resources). Undefined when off.
    */
   readonly upfrontScopes?: readonly string[] | undefined;
+  /** Named in every challenge and in scopes_supported, never required of a token. */
+  readonly challengeScopes: readonly string[];
 }
 
 /**
@@ -77,6 +87,7 @@ export function compilePolicy(raw: RawPolicy, at: string, scopesSupported: reado
     hideUnauthorized: raw.hide_unauthorized,
     implies,
     upfrontScopes: raw.upfront_scopes ? broadestScopes([...raw.scopes, ...operationScopes], implies) : undefined,
+    challengeScopes: [...new Set(raw.challenge_scopes)],
   };
   return { settings, problems: resourceKeyProblems(raw, at), warnings: unadvertisedScopeWarnings(raw, at, scopesSupported) };
 }
