@@ -31,9 +31,11 @@ export const policySchema = z
       .default(false)
       .describe(
         'The first 401 challenge (and scopes_supported) names every scope an operation on this route can require, ' +
-          'the broadest of an `implies` chain only, so a client that cannot step up gets everything at its first ' +
-          'authorization. Default: false (the challenge names the route scopes; an operation that needs more answers ' +
-          '403 insufficient_scope).',
+          'the broadest of an `implies` chain only, so a client that cannot step up (it answers a 403 with a ' +
+          'refresh, or ignores the challenge scope) gets everything at its first authorization, at the price of ' +
+          'tokens broader than each task needs. Default: false (the challenge names the route scopes; an operation ' +
+          'that needs more answers 403 insufficient_scope and the client authorizes again: narrower tokens, but ' +
+          'such clients fail that operation). README: "Which scopes a client asks for".',
       ),
     challenge_scopes: z
       .array(scope.refine((value) => value !== 'offline_access', { error: 'offline_access must not be asked for by a protected resource' }))
