@@ -230,6 +230,21 @@ describe('warnings', () => {
     expect(config.routes[0]?.policy.methods.get('resources/list')).toEqual(['res:list']);
   });
 
+  it('C8 warns when two routes accept one audience from the same issuer (a token for either is good on both)', () => {
+    const jwt = { issuer: 'https://as.example.com', audience: ['api://calc', 'https://gw.example.com/other'] };
+    const config = compiled(parseObject(routes({ tokens: { jwt } }, { name: 'other', path: '/other', tokens: { jwt: { issuer: 'https://as.example.com' } } })));
+    expect(config.warnings).toEqual([
+      'routes.0.tokens.jwt.audience: "https://gw.example.com/other" is also accepted by routes.1 from the same issuer: a token for either route is good on both',
+    ]);
+    const twice = compiled(parseObject(routes({ tokens: { jwt } }, { name: 'other', path: '/other', tokens: { jwt } })));
+    expect(twice.warnings).toEqual([
+      'routes.1.tokens.jwt.audience: "api://calc" is also accepted by routes.0 from the same issuer: a token for either route is good on both',
+      'routes.1.tokens.jwt.audience: "https://gw.example.com/other" is also accepted by routes.0 from the same issuer: a token for either route is good on both',
+    ]);
+    const otherIssuer = { issuer: 'https://other-as.example.com', audience: 'api://calc' };
+    expect(compiled(parseObject(routes({ tokens: { jwt } }, { name: 'other', path: '/other', tokens: { jwt: otherIssuer } }))).warnings).toEqual([]);
+  });
+
   it('warns loudly when allow_insecure_http is on', () => {
     const config = compiled(parseObject(configWith({ allow_insecure_http: true })));
     expect(config.warnings).toEqual(['allow_insecure_http: true permits plain http to remote hosts; development only']);
