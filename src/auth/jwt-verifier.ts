@@ -57,8 +57,9 @@ export function createJwtVerifierCaches(): JwtVerifierCaches {
 /**
  * JWT access token verifier for one route (RFC 9068 profile): jose `jwtVerify` with an alg allow-list, pinned
  * issuer, audience (any one of the configured ones), required exp/iss/aud, clock tolerance and optional
- * `typ: at+jwt`; keys from the issuer's JWKS (jwks-source.ts) and nothing in the token (`jku`, `x5u`, `jwk` headers are never read). Checks jose leaves out:
- * maximum lifetime, `iat` not in the future, single audience in strict mode, no nested JWT.
+ * `typ: at+jwt`; keys from the issuer's JWKS (jwks-source.ts) and nothing in the token (`jku`, `x5u`, `jwk`
+ * headers are never read). Checks jose leaves out: maximum lifetime, `iat` not in the future, single audience in
+ * strict mode, no nested JWT.
  */
 export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOptions = {}): TokenVerifier {
   const now = options.now ?? Date.now;

@@ -56,7 +56,7 @@ export function advertisedScopes(route: CompiledRoute): readonly string[] {
  * known client replaces the scope it requests with its own default whenever that equals `scopes_supported` joined
  * by spaces, dropping what the challenge asked for; a step-up union often equals it. So when the two would be the
  * same string, the challenge names its scopes in another order (the first last). A single scope cannot differ, and
- * needs not: that client's default is then the same scope (test/unit/decision/challenge.test.ts).
+ * needs not: that client's default is then the same scope (test/unit/decision/challenge-scopes.test.ts).
  */
 export function namedScopes(
   needed: readonly string[],

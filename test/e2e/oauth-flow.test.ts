@@ -115,7 +115,7 @@ describe('MCP authorization through the gateway, official SDK client, real autho
     ]);
     const stepUp = eventsOf(client.events, 'challenge')[1];
     // scopes_supported joined is "mcp:tools calc:write": the challenge names the same scopes in another order
-    // (test/unit/config/challenge-scopes.test.ts).
+    // (test/unit/decision/challenge-scopes.test.ts).
     expect(stepUp).toMatchObject({ status: 403, error: 'insufficient_scope', scope: 'calc:write mcp:tools' });
     expect(eventsOf(client.events, 'authorization')[1]?.scope).toBe('calc:write mcp:tools');
     const tokens = eventsOf(client.events, 'token');

@@ -266,7 +266,7 @@ describe('challenges (response table)', () => {
     const refused = await post('/calc/mcp', callTool('multiply'), { authorization: `Bearer ${narrow}` });
     expect(refused.status).toBe(403);
     // Every scope needed; scopes_supported joined is "mcp:tools calc:write", so they come in another order
-    // (test/unit/config/challenge-scopes.test.ts).
+    // (test/unit/decision/challenge-scopes.test.ts).
     expect(refused.headers.get('www-authenticate')).toBe(
       `Bearer error="insufficient_scope", error_description="The access token lacks a required scope", resource_metadata="${CALC_PRM}", scope="calc:write mcp:tools"`,
     );

@@ -39,7 +39,7 @@ describe('policy.upfront_scopes', () => {
   });
 
   // The widened scopes_supported is "mcp:tools calc:write": a challenge naming the same scopes names them in another
-  // order (test/unit/config/challenge-scopes.test.ts).
+  // order (test/unit/decision/challenge-scopes.test.ts).
   it('on: the 401 challenge names every scope an operation can require, an implies chain by its broadest scope', async () => {
     const response = await callTool('/upfront/mcp', 'add');
     expect(response.status).toBe(401);

@@ -3,7 +3,7 @@ import { advertisedScopes, challengeScopes, namedScopes, routeChallenge } from '
 import { errorResponse } from '../../../src/decision/responses.js';
 import { GatewayError } from '../../../src/decision/refusal.js';
 import { protectedResourceMetadata } from '../../../src/doors/public/metadata-document.js';
-import { compiled, configWith, parseObject, problems } from './fixtures.js';
+import { compiled, configWith, parseObject, problems } from '../config/fixtures.js';
 
 /** An IdP that refuses any authorization request without `openid`, in front of the demo's calculator policy. */
 const OPENID_IDP = {
