@@ -38,12 +38,16 @@ export const policySchema = z
           'such clients fail that operation). README: "Which scopes a client asks for".',
       ),
     challenge_scopes: z
-      .array(scope.refine((value) => value !== 'offline_access', { error: 'offline_access must not be asked for by a protected resource' }))
+      .array(
+        scope.refine((value) => value !== 'offline_access', {
+          error: 'offline_access must not be asked for by a protected resource',
+        }),
+      )
       .default([])
       .describe(
-        'Scopes every challenge names (the scope= of WWW-Authenticate, 401 and 403) and scopes_supported lists, ' +
-          'but no token must hold: for an authorization server that refuses any request without them, e.g. ' +
-          '[openid]. Default: [].',
+        'Scopes every challenge names (the scope= of WWW-Authenticate, 401 and 403, after the scopes needed) and ' +
+          'scopes_supported lists, but no token needs to hold: for an authorization server that refuses any ' +
+          'authorization request without them, e.g. [openid]. Default: [].',
       ),
   })
   .prefault({})

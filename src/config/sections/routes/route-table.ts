@@ -104,7 +104,7 @@ function defaultRouteProblems(
 /**
  * An audience two routes accept from one issuer (`tokens.jwt.audience` names another route's resource, or a value
  * another route lists too): a token for either route is good on both (cross-route replay). Sometimes meant (one
- * API served twice, e.g. with and without upfront_scopes), so a warning at the later route.
+ * API served twice, e.g. with and without upfront_scopes), so a warning, at the route that lists the audience.
  */
 function sharedAudienceWarnings(routes: readonly PartialRoute[]): string[] {
   const seen = new Map<string, number>();
