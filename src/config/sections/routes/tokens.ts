@@ -13,6 +13,8 @@ export const JWT_ALGORITHMS = [
 /** Asymmetric JWS algorithms only: HS* would let anyone holding the verification key mint tokens, `none` anyone. */
 export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
 
+const audienceValue = z.string().min(1, { error: 'must not be empty' });
+
 const jwt = z
   .strictObject({
     issuer: strictUrl('Expected `iss`, compared exactly; also where keys are discovered.'),
@@ -25,7 +27,7 @@ const jwt = z
       .default(['RS256', 'ES256'])
       .describe('Accepted signature algorithms. Default: [RS256, ES256].'),
     audience: z
-      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .union([audienceValue, z.array(audienceValue).min(1, { error: 'must name at least one audience' })])
       .optional()
       .describe(
         'Expected `aud`: one value, or a list of which a token must carry at least one (an IdP whose audience is an ' +
