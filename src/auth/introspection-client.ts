@@ -1,4 +1,5 @@
 import type { IntrospectionSettings } from '../config/types.js';
+import { CLIENT_ASSERTION_TYPE, createClientAssertionSigner } from '../identity/client-assertion.js';
 import { isJsonMediaType } from '../lib/media-type.js';
 import { isJsonObject, readText } from './fetch-json.js';
 
@@ -36,53 +37,79 @@ export type IntrospectionResult =
 /** An introspection answer is a handful of claims; anything larger is not one we want to parse. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-/**
- * One RFC 7662 request. Never throws: transport failures, non-200 answers and anything but a JSON object with a
- * boolean `active` come back as `failed` (the gateway cannot decide), never as `inactive`.
- */
-export async function requestIntrospection(
-  settings: IntrospectionSettings,
-  token: string,
-  fetchImpl: typeof fetch,
-  signal: AbortSignal,
-): Promise<IntrospectionResult> {
-  let response: Response;
-  try {
-    response = await fetchImpl(settings.endpoint, { ...buildRequest(settings, token), signal, redirect: 'error' });
-  } catch (error) {
-    return transportFailure(error);
-  }
-  try {
-    if (response.status !== 200) {
-      if (response.status === 400 && (await refusesTokenType(response))) return { outcome: 'inactive' };
-      if (!response.bodyUsed) await response.body?.cancel();
-      return { outcome: 'failed', failure: statusFailure(response.status), status: response.status };
-    }
-    if (!isJsonMediaType(response.headers.get('content-type'))) {
-      await response.body?.cancel();
-      return { outcome: 'failed', failure: 'malformed', status: response.status };
-    }
-    const text = await readText(response.body, MAX_RESPONSE_BYTES);
-    return text === undefined ? { outcome: 'failed', failure: 'malformed' } : interpret(text);
-  } catch (error) {
-    return transportFailure(error);
-  }
+/** One RFC 7662 request for `token`; see `createIntrospectionClient`. */
+export type IntrospectionRequester = (token: string, signal: AbortSignal) => Promise<IntrospectionResult>;
+
+export interface IntrospectionClientDeps {
+  readonly fetch: typeof fetch;
+  /** Clock in ms since the epoch (client assertion iat/exp). */
+  readonly now: () => number;
 }
 
-function buildRequest(settings: IntrospectionSettings, token: string): RequestInit {
-  const form = new URLSearchParams({ token, token_type_hint: 'access_token' });
-  const headers: Record<string, string> = {
-    'content-type': 'application/x-www-form-urlencoded',
-    accept: 'application/json',
+/**
+ * The gateway as a client of one introspection endpoint, authenticating as configured. A request never throws:
+ * transport failures, non-200 answers and anything but a JSON object with a boolean `active` come back as
+ * `failed` (the gateway cannot decide), never as `inactive`.
+ */
+export function createIntrospectionClient(settings: IntrospectionSettings, deps: IntrospectionClientDeps): IntrospectionRequester {
+  const authenticate = clientAuthentication(settings, deps.now);
+  return async (token, signal) => {
+    let response: Response;
+    try {
+      const form = new URLSearchParams({ token, token_type_hint: 'access_token' });
+      const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+      await authenticate(form, headers);
+      response = await deps.fetch(settings.endpoint, { method: 'POST', headers, body: form, signal, redirect: 'error' });
+    } catch (error) {
+      return transportFailure(error);
+    }
+    try {
+      if (response.status !== 200) {
+        if (response.status === 400 && (await refusesTokenType(response))) return { outcome: 'inactive' };
+        if (!response.bodyUsed) await response.body?.cancel();
+        return { outcome: 'failed', failure: statusFailure(response.status), status: response.status };
+      }
+      if (!isJsonMediaType(response.headers.get('content-type'))) {
+        await response.body?.cancel();
+        return { outcome: 'failed', failure: 'malformed', status: response.status };
+      }
+      const text = await readText(response.body, MAX_RESPONSE_BYTES);
+      return text === undefined ? { outcome: 'failed', failure: 'malformed' } : interpret(text);
+    } catch (error) {
+      return transportFailure(error);
+    }
   };
-  const secret = settings.clientSecret?.reveal() ?? '';
-  if (settings.authMethod === 'client_secret_basic') {
-    headers.authorization = basicCredentials(settings.clientId, secret);
-  } else {
-    form.set('client_id', settings.clientId);
-    if (settings.clientSecret) form.set('client_secret', secret);
+}
+
+/**
+ * Adds the gateway's client authentication to a request (RFC 7662 §2.1 leaves the method to the server):
+ * private_key_jwt (RFC 7523, the assertion's audience the endpoint URL) when a key is configured, else the secret
+ * by HTTP Basic or in the form (RFC 6749 §2.3.1), or only the client_id without a secret.
+ */
+function clientAuthentication(
+  settings: IntrospectionSettings,
+  now: () => number,
+): (form: URLSearchParams, headers: Record<string, string>) => Promise<void> {
+  const { clientId, clientSecret, privateKey } = settings;
+  if (privateKey !== undefined) {
+    const sign = createClientAssertionSigner({ privateKey, clientId, audience: settings.endpoint.href, now });
+    return async (form) => {
+      form.set('client_id', clientId);
+      form.set('client_assertion_type', CLIENT_ASSERTION_TYPE);
+      form.set('client_assertion', await sign());
+    };
   }
-  return { method: 'POST', headers, body: form };
+  if (settings.authMethod === 'client_secret_basic') {
+    return (_form, headers) => {
+      headers.authorization = basicCredentials(clientId, clientSecret?.reveal() ?? '');
+      return Promise.resolve();
+    };
+  }
+  return (form) => {
+    form.set('client_id', clientId);
+    if (clientSecret) form.set('client_secret', clientSecret.reveal());
+    return Promise.resolve();
+  };
 }
 
 /** RFC 6749 §2.3.1: id and secret are form-urlencoded before being joined and base64-encoded. */

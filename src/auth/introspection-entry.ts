@@ -65,14 +65,18 @@ export function entryFromAnswer(
   return { active: true, iss, sub, client_id, scope, aud, exp, nbf, until: now + Math.min(settings.maxTtl, lifetime) };
 }
 
-/** An entry a route accepted: active, and with the audience it was checked against. */
-export type AcceptedEntry = Extract<IntrospectionEntry, { active: true }> & { readonly aud: readonly string[] };
+/** An entry a route accepted. */
+export type AcceptedEntry = Extract<IntrospectionEntry, { active: true }>;
 
 export interface EntryExpectations {
-  /** Must be a member of `aud`. */
-  readonly audience: string;
+  /** One of them must be a member of `aud`. */
+  readonly audiences: readonly string[];
   /** Must equal `iss` when set. */
   readonly issuer: string | undefined;
+  /** An entry without `aud` passes (the route opted in; RFC 7662 §2.2 makes `aud` optional). */
+  readonly acceptMissingAudience: boolean;
+  /** An entry without `iss` passes as from `issuer` (the route opted in; RFC 7662 §2.2 makes `iss` optional). */
+  readonly acceptMissingIssuer: boolean;
   readonly now: number;
   /** Allowed skew between our clock and the AS's for `nbf`. */
   readonly clockTolerance: number;
@@ -86,13 +90,19 @@ export function checkEntry(entry: IntrospectionEntry, expected: EntryExpectation
   if (entry.nbf !== undefined && entry.nbf * 1000 > expected.now + expected.clockTolerance) {
     throw invalidToken('introspection_not_yet_valid');
   }
-  if (expected.issuer !== undefined && entry.iss !== expected.issuer) throw invalidToken('introspection_issuer');
-  if (!entry.aud?.includes(expected.audience)) throw invalidToken('introspection_audience');
+  if (expected.issuer !== undefined && entry.iss !== expected.issuer) {
+    if (entry.iss !== undefined || !expected.acceptMissingIssuer) throw invalidToken('introspection_issuer');
+  }
+  if (entry.aud === undefined) {
+    if (!expected.acceptMissingAudience) throw invalidToken('introspection_audience');
+  } else if (!expected.audiences.some((audience) => entry.aud?.includes(audience))) {
+    throw invalidToken('introspection_audience');
+  }
 }
 
 /**
  * The caller an entry that passed `checkEntry` stands for; `defaultIssuer` is the principal namespace when the
- * answer has no `iss` and none is pinned (the endpoint URL).
+ * answer has no `iss`: the pinned issuer, else the endpoint URL.
  */
 export function callerOf(entry: AcceptedEntry, defaultIssuer: string): AuthContext {
   return {
@@ -100,7 +110,7 @@ export function callerOf(entry: AcceptedEntry, defaultIssuer: string): AuthConte
     subject: entry.sub,
     clientId: entry.client_id,
     scopes: parseScopeClaim(entry.scope) ?? new Set(),
-    audience: entry.aud,
+    audience: entry.aud ?? [],
     expiresAt: entry.exp === undefined ? entry.until : entry.exp * 1000,
     tokenKind: 'introspection',
   };

@@ -8,7 +8,7 @@ import { GatewayError } from '../decision/index.js';
 import { perConnection, perObject } from '../lib/memo.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { createFairBulkhead, type BulkheadRefusal } from './fair-bulkhead.js';
-import { requestIntrospection, type IntrospectionFailure } from './introspection-client.js';
+import { createIntrospectionClient, type IntrospectionFailure } from './introspection-client.js';
 import {
   callerOf,
   checkEntry,
@@ -16,6 +16,7 @@ import {
   parseEntry,
   serializeEntry,
   type AcceptedEntry,
+  type EntryExpectations,
   type IntrospectionEntry,
 } from './introspection-entry.js';
 import type { AuthContext, TokenVerifier, VerifyRequest } from '../decision/index.js';
@@ -27,8 +28,8 @@ export interface IntrospectionVerifierDeps {
   readonly store: CacheStore;
   /** HMAC key of cache keys. */
   readonly keySecret: Buffer;
-  /** Must be a member of the answer's `aud`: the route's resource (or its jwt audience override). */
-  readonly audience: string;
+  /** One must be a member of the answer's `aud`: the route's resource (or its jwt audience override). */
+  readonly audiences: readonly string[];
   /** Clock in ms since the epoch (injected in tests). */
   readonly now?: () => number;
   readonly fetch?: typeof fetch;
@@ -65,7 +66,7 @@ interface LocalEntry {
 const FAILURE_LOG_INTERVAL_MS = 10_000;
 const FAILURE_MESSAGES: Partial<Record<Failure, string>> = {
   credentials_refused:
-    'introspection endpoint refused the gateway client credentials (check tokens.introspection client_id, client_secret, auth_method); answering 503',
+    'introspection endpoint refused the gateway client credentials (check tokens.introspection client_id, client_secret or private_key, auth_method); answering 503',
   bulkhead_full: 'too many introspection requests in flight; answering 503',
   client_share_full: 'one client address holds its share of introspection requests in flight (unknown tokens?); answering 503 to it',
 };
@@ -82,7 +83,7 @@ export function createIntrospectionVerifier(
   deps: IntrospectionVerifierDeps,
 ): TokenVerifier {
   const now = deps.now ?? Date.now;
-  const fetchImpl = deps.fetch ?? globalThis.fetch;
+  const requestIntrospection = createIntrospectionClient(settings, { fetch: deps.fetch ?? globalThis.fetch, now });
   const bulkhead = createFairBulkhead({ capacity: deps.maxConcurrent ?? DEFAULT_MAX_CONCURRENT, maxWaitMs: settings.timeout });
   const cacheKeyOf = perConnection(introspectionCacheKeys(settings.issuer ?? settings.endpoint.href, deps.keySecret));
   const log = deps.logger?.child({ component: 'introspection', endpoint: settings.endpoint.origin });
@@ -90,7 +91,15 @@ export function createIntrospectionVerifier(
   const inFlight = new Map<string, Promise<IntrospectionEntry>>();
   // A busy token's entry comes back as the same object from the local tier: so does its caller, which lets the
   // per-caller memos (session owner, rate-limit key) hit on introspection routes as they do for JWTs.
-  const callerFor = perObject((entry: AcceptedEntry) => callerOf(entry, settings.endpoint.href));
+  const callerFor = perObject((entry: AcceptedEntry) => callerOf(entry, settings.issuer ?? settings.endpoint.href));
+  const expectations = (at: number): EntryExpectations => ({
+    audiences: deps.audiences,
+    issuer: settings.issuer,
+    acceptMissingAudience: settings.acceptMissingAudience,
+    acceptMissingIssuer: settings.acceptMissingIssuer,
+    now: at,
+    clockTolerance: settings.clockTolerance,
+  });
   const shared = deps.store.status().backend === 'redis';
   // The in-memory store is already in process: a second tier in front of it would only double the memory.
   const local = shared ? new LRUCache<string, LocalEntry>({ max: LOCAL_MAX_ENTRIES }) : undefined;
@@ -115,7 +124,7 @@ export function createIntrospectionVerifier(
     if (typeof slot === 'string') return unavailable(slot);
     deps.counters?.asCall();
     try {
-      const result = await requestIntrospection(settings, token, fetchImpl, AbortSignal.timeout(settings.timeout));
+      const result = await requestIntrospection(token, AbortSignal.timeout(settings.timeout));
       if (result.outcome === 'failed') return unavailable(result.failure, result.status);
       return entryFromAnswer(result.outcome === 'active' ? result.claims : undefined, settings, now());
     } finally {
@@ -169,7 +178,7 @@ export function createIntrospectionVerifier(
         throw new GatewayError('invalid_token', { reason: 'malformed_token' });
       }
       const entry = await entryFor(token, request ?? {});
-      checkEntry(entry, { audience: deps.audience, issuer: settings.issuer, now: now(), clockTolerance: settings.clockTolerance });
+      checkEntry(entry, expectations(now()));
       return callerFor(entry);
     },
     isReady: () => true,

@@ -56,9 +56,10 @@ export function createJwtVerifierCaches(): JwtVerifierCaches {
 
 /**
  * JWT access token verifier for one route (RFC 9068 profile): jose `jwtVerify` with an alg allow-list, pinned
- * issuer, audience, required exp/iss/aud, clock tolerance and optional `typ: at+jwt`; keys from the issuer's JWKS
- * (jwks-source.ts) and nothing in the token (`jku`, `x5u`, `jwk` headers are never read). Checks jose leaves out:
- * maximum lifetime, `iat` not in the future, single audience in strict mode, no nested JWT.
+ * issuer, audience (any one of the configured ones), required exp/iss/aud, clock tolerance and optional
+ * `typ: at+jwt`; keys from the issuer's JWKS (jwks-source.ts) and nothing in the token (`jku`, `x5u`, `jwk`
+ * headers are never read). Checks jose leaves out: maximum lifetime, `iat` not in the future, single audience in
+ * strict mode, no nested JWT.
  */
 export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOptions = {}): TokenVerifier {
   const now = options.now ?? Date.now;
@@ -93,7 +94,8 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
     const { payload } = await jwtVerify(token, keys.getKey, {
       algorithms: [...settings.algorithms],
       issuer: settings.issuer,
-      audience: settings.audience,
+      // jose: the token's `aud` must hold at least one of these.
+      audience: [...settings.audiences],
       requiredClaims: ['exp', 'iss', 'aud'],
       clockTolerance: toleranceSeconds,
       currentDate,
@@ -176,7 +178,7 @@ function toAuthContext(payload: JWTPayload, settings: JwtSettings, nowSeconds: n
 
   const aud: unknown = payload.aud;
   const audience = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((a) => typeof a === 'string') : [];
-  if (settings.strictAudience && (audience.length !== 1 || audience[0] !== settings.audience)) {
+  if (settings.strictAudience && (audience.length !== 1 || !settings.audiences.includes(audience[0] ?? ''))) {
     throw invalid('audience_not_exclusive');
   }
   const subject = named(optionalString(payload, 'sub'));

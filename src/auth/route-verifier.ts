@@ -47,7 +47,7 @@ export function createRouteVerifier(route: CompiledRoute, deps: RouteVerifierDep
       jwt &&
       createJwtVerifier(jwt, { now: deps.now, fetch: deps.fetch, counters: deps.counters, logger: deps.logger, caches: deps.jwtCaches }),
     introspection:
-      introspection && createIntrospectionVerifier(introspection, { ...deps, audience: jwt?.audience ?? route.resource }),
+      introspection && createIntrospectionVerifier(introspection, { ...deps, audiences: jwt?.audiences ?? [route.resource] }),
   };
   return dispatchingVerifier(inner, jwt?.issuer);
 }

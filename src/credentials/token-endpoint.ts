@@ -1,10 +1,7 @@
-import { randomUUID, type KeyObject } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { isJsonObject, readText } from '../auth/fetch-json.js';
 import { basicCredentials } from '../auth/introspection-client.js';
+import { CLIENT_ASSERTION_TYPE, createClientAssertionSigner } from '../identity/client-assertion.js';
 import { isJsonMediaType } from '../lib/media-type.js';
-import { keyIdOf, parsePrivateKey, signingAlgorithmOf } from '../config/private-key.js';
-import type { Secret } from '../config/secret.js';
 import type { TokenEndpointClientAuth, TokenEndpointSettings } from '../config/types.js';
 
 /** Why no usable token came back; a fixed set, safe as a log field (never the answer's text). */
@@ -43,8 +40,6 @@ export interface TokenRequesterDeps {
 }
 
 const MAX_RESPONSE_BYTES = 64 * 1024;
-const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
-const CLIENT_ASSERTION_LIFETIME_S = 60;
 /** What goes into an Authorization header must not be able to split it. */
 const HEADER_SAFE_TOKEN = /^[\x21-\x7E]+$/;
 
@@ -102,7 +97,14 @@ function createClientPost(settings: TokenEndpointSettings, deps: TokenRequesterD
   const fetchImpl = deps.fetch ?? globalThis.fetch;
   const { clientAuth } = settings;
   const signer =
-    clientAuth.method === 'private_key_jwt' ? assertionSigner(clientAuth.privateKey, settings, deps.now ?? Date.now) : undefined;
+    clientAuth.method === 'private_key_jwt'
+      ? createClientAssertionSigner({
+          privateKey: clientAuth.privateKey,
+          clientId: settings.clientId,
+          audience: settings.tokenEndpoint.href,
+          now: deps.now ?? Date.now,
+        })
+      : undefined;
   return async (url, form) => {
     const headers: Record<string, string> = {
       'content-type': 'application/x-www-form-urlencoded',
@@ -120,27 +122,6 @@ function createClientPost(settings: TokenEndpointSettings, deps: TokenRequesterD
       }
     }
     return fetchImpl(url, { method: 'POST', headers, body: form, redirect: 'error', signal: AbortSignal.timeout(settings.timeout) });
-  };
-}
-
-function assertionSigner(privateKey: Secret, settings: TokenEndpointSettings, now: () => number): () => Promise<string> {
-  const text = privateKey.reveal();
-  // Validated at config load; a failure here is a programming error, and names no key material.
-  const key: KeyObject | undefined = parsePrivateKey(text);
-  const alg = key && signingAlgorithmOf(key);
-  if (!key || !alg) throw new Error('upstream.auth.private_key is not a usable signing key');
-  const kid = keyIdOf(text);
-  return () => {
-    const issuedAt = Math.floor(now() / 1000);
-    return new SignJWT({})
-      .setProtectedHeader({ alg, typ: 'JWT', ...(kid === undefined ? {} : { kid }) })
-      .setIssuer(settings.clientId)
-      .setSubject(settings.clientId)
-      .setAudience(settings.tokenEndpoint.href)
-      .setIssuedAt(issuedAt)
-      .setExpirationTime(issuedAt + CLIENT_ASSERTION_LIFETIME_S)
-      .setJti(randomUUID())
-      .sign(key);
   };
 }
 

@@ -1,5 +1,6 @@
 import type { CompiledConfig, CompiledRoute } from '../config/types.js';
 import type { MaybePromise } from '../lib/maybe-promise.js';
+import type { ChallengeContext } from './challenge.js';
 import type { ElicitationRequest } from './elicitation.js';
 
 /**
@@ -113,8 +114,8 @@ export interface RouteRuntime {
   readonly sessions: SessionBindings;
   /** Absent when the route has no `rate_limit`. */
   readonly rateLimiter: RateLimiter | undefined;
-  /** Scopes advertised in a 401 challenge (`challengeScopes` in challenge.ts). */
-  readonly challengeScopes: readonly string[];
+  /** What the route's 401 and 403 challenges say (`routeChallenge` in challenge.ts). */
+  readonly challenge: ChallengeContext;
 }
 
 /** What the decision reads of one compiled config: its settings and its routes by normalised path. */

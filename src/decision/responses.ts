@@ -1,4 +1,4 @@
-import { buildChallenge, CHALLENGE_DESCRIPTIONS, type ChallengeError } from './challenge.js';
+import { buildChallenge, CHALLENGE_DESCRIPTIONS, namedScopes, type ChallengeContext, type ChallengeError } from './challenge.js';
 import type { GatewayError, Refusal, RefusalCode, UrlElicitation } from './refusal.js';
 
 /**
@@ -10,13 +10,6 @@ export interface ErrorResponse {
   readonly statusCode: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
-}
-
-/** What an error response needs to know about the route that produced it; absent when no route matched. */
-export interface ChallengeContext {
-  readonly metadataUrl: string;
-  /** Scopes to advertise in a 401 challenge (the route's scopes, or scopes_supported). */
-  readonly challengeScopes: readonly string[];
 }
 
 /** Where a refusal happened: the route's challenge (when a route matched) and the JSON-RPC id it answers. */
@@ -81,7 +74,10 @@ function challenged(statusCode: number, code: ChallengeError | 'missing_token', 
       headers['www-authenticate'] = buildChallenge({
         ...(code === 'missing_token' ? {} : { error: code }),
         resourceMetadataUrl: at.challenge.metadataUrl,
-        scopes: refusal.code === 'insufficient_scope' ? refusal.requiredScopes : at.challenge.challengeScopes,
+        scopes:
+          refusal.code === 'insufficient_scope'
+            ? namedScopes(refusal.requiredScopes, at.challenge.alsoNamedScopes, at.challenge.advertisedScopes)
+            : at.challenge.challengeScopes,
       });
     }
     return { statusCode, headers, body: oauthBody(code, description) };
@@ -192,7 +188,7 @@ export function errorResponse(error: GatewayError, challenge: ChallengeContext |
 
 /** What a refusal's answer needs to know about the decision so far (decision/state.ts). */
 export interface RefusedRequest {
-  readonly entry?: { readonly route: { readonly metadataUrl: string }; readonly challengeScopes: readonly string[] } | undefined;
+  readonly entry?: { readonly challenge: ChallengeContext } | undefined;
   readonly jsonRpcId?: string | number | null;
   /** CORS headers the request earned before it was refused. */
   readonly responseHeaders?: Readonly<Record<string, string>>;
@@ -203,9 +199,7 @@ export interface RefusedRequest {
  * headers the request earned before it was refused.
  */
 export function refusalResponse(error: GatewayError, request: RefusedRequest | null | undefined): ErrorResponse {
-  const entry = request?.entry;
-  const challenge = entry && { metadataUrl: entry.route.metadataUrl, challengeScopes: entry.challengeScopes };
-  const response = errorResponse(error, challenge, request?.jsonRpcId ?? null);
+  const response = errorResponse(error, request?.entry?.challenge, request?.jsonRpcId ?? null);
   const cors = request?.responseHeaders;
   return cors && Object.keys(cors).length > 0 ? { ...response, headers: { ...cors, ...response.headers } } : response;
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { challengeScopes } from '../decision/index.js';
+import { routeChallenge } from '../decision/index.js';
 import type { DecisionRuntime, RouteRuntime, TokenVerifier, UpstreamCredentialProvider } from '../decision/index.js';
 import type { DoorRuntime } from '../doors/shared/runtime.js';
 import type { CacheStore } from '../cache/store.js';
@@ -54,7 +54,7 @@ export function createRuntime(config: CompiledConfig, verifierFor: VerifierFacto
       identity: identity && signingKey && createIdentityAsserter(identity, { issuer, key: signingKey, now: services.now }),
       sessions: createSessionBindings(route.name, route.sessions, services),
       rateLimiter: route.rateLimit && createRateLimiter(route.name, route.rateLimit, services),
-      challengeScopes: challengeScopes(route),
+      challenge: routeChallenge(route),
     });
   }
   return { config, routes, slots: services.slots, signingKey, consent, auditPrincipal: auditPrincipal(config.auditSubject, services.keySecret) };

@@ -1,6 +1,6 @@
 import { createMemoryStore } from '../../src/cache/memory-store.js';
 import type { CacheStore } from '../../src/cache/store.js';
-import { challengeScopes } from '../../src/decision/challenge.js';
+import { routeChallenge } from '../../src/decision/challenge.js';
 import type { RequestFacts } from '../../src/decision/facts.js';
 import type { AuthContext, DecisionRuntime, RouteRuntime, TokenVerifier, UpstreamCredentialProvider } from '../../src/decision/ports.js';
 import { GatewayError } from '../../src/decision/refusal.js';
@@ -64,7 +64,7 @@ ${routes}
       identity: undefined,
       sessions: createSessionBindings(route.name, route.sessions, { store, keySecret }),
       rateLimiter: route.rateLimit && createRateLimiter(route.name, route.rateLimit, { store, keySecret }),
-      challengeScopes: challengeScopes(route),
+      challenge: routeChallenge(route),
     });
   }
   return { config, routes: entries, slots: { streams: createPrincipalSlots(), requestsInFlight: createPrincipalSlots() } };

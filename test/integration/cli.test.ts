@@ -65,6 +65,32 @@ routes:
     expect(stderr).toContain('MISSING_TOKEN');
   });
 
+  it('check-config for routes that keep their own authorization server: audience lists, opt-ins, challenge scopes', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mcpgw-cli-'));
+    const route = (name: string, tokens: string) => `
+  - name: ${name}
+    path: /${name}/mcp
+    upstream: { url: http://127.0.0.1:3000/mcp }
+    authorization_servers: [https://login.example.com]
+    tokens: ${tokens}
+    policy: { scopes: [mcp:tools], challenge_scopes: [openid] }`;
+    const good = join(dir, 'external-as.yaml');
+    const jwt = '{ jwt: { issuer: "https://login.example.com", audience: [api://calc, urn:example:calc] } }';
+    await writeFile(good, `public_url: https://gw.example.com\nroutes:${route('calc', jwt)}${route('calc-upfront', jwt)}\n`);
+    const valid = await cli(['check-config', good]);
+    expect(valid.code).toBe(0);
+    expect(valid.stderr).toContain('warning: routes.1.tokens.jwt.audience: "api://calc" is also accepted by routes.0 from the same issuer');
+
+    const bad = join(dir, 'external-as-bad.yaml');
+    const introspection = '{ introspection: { endpoint: "https://login.example.com/introspect", client_id: gw, private_key: "${env:KEY}", accept_missing_iss: true } }';
+    await writeFile(bad, `public_url: https://gw.example.com\nroutes:${route('calc', '{ jwt: { issuer: "https://login.example.com", audience: [] } }')}${route('files', introspection)}\n`);
+    const invalid = await cli(['check-config', bad], { KEY: 'not a key' });
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain('routes.0.tokens.jwt.audience');
+    expect(invalid.stderr).toContain('routes.1.tokens.introspection.private_key: must be a private key');
+    expect(invalid.stderr).not.toContain('not a key');
+  });
+
   it('unknown commands exit 2 with the help text', async () => {
     const { code, stderr } = await cli(['frobnicate']);
     expect(code).toBe(2);

@@ -265,8 +265,10 @@ describe('challenges (response table)', () => {
     const narrow = await calcToken('mcp:tools');
     const refused = await post('/calc/mcp', callTool('multiply'), { authorization: `Bearer ${narrow}` });
     expect(refused.status).toBe(403);
+    // Every scope needed; scopes_supported joined is "mcp:tools calc:write", so they come in another order
+    // (test/unit/decision/challenge-scopes.test.ts).
     expect(refused.headers.get('www-authenticate')).toBe(
-      `Bearer error="insufficient_scope", error_description="The access token lacks a required scope", resource_metadata="${CALC_PRM}", scope="mcp:tools calc:write"`,
+      `Bearer error="insufficient_scope", error_description="The access token lacks a required scope", resource_metadata="${CALC_PRM}", scope="calc:write mcp:tools"`,
     );
     const allowedTool = await post('/calc/mcp', callTool('add'), { authorization: `Bearer ${narrow}` });
     expect(allowedTool.status).toBe(200);

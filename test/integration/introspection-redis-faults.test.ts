@@ -46,7 +46,7 @@ function verifierOn(store: RedisStore, now?: () => number): TokenVerifier {
   return createIntrospectionVerifier(introspectionSettings(as.endpoint), {
     store,
     keySecret: randomBytes(32),
-    audience: RESOURCE,
+    audiences: [RESOURCE],
     now,
   });
 }

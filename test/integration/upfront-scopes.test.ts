@@ -38,13 +38,15 @@ describe('policy.upfront_scopes', () => {
     expect(challengeScope(await callTool('/minimal/mcp', 'add'))).toBe('mcp:tools');
   });
 
+  // The widened scopes_supported is "mcp:tools calc:write": a challenge naming the same scopes names them in another
+  // order (test/unit/decision/challenge-scopes.test.ts).
   it('on: the 401 challenge names every scope an operation can require, an implies chain by its broadest scope', async () => {
     const response = await callTool('/upfront/mcp', 'add');
     expect(response.status).toBe(401);
-    expect(challengeScope(response)).toBe('mcp:tools calc:write');
+    expect(challengeScope(response)).toBe('calc:write mcp:tools');
     const invalid = await callTool('/upfront/mcp', 'add', 'not-a-token');
     expect(invalid.status).toBe(401);
-    expect(challengeScope(invalid)).toBe('mcp:tools calc:write');
+    expect(challengeScope(invalid)).toBe('calc:write mcp:tools');
   });
 
   it('on: protected resource metadata widens scopes_supported to the same scopes', async () => {
@@ -61,6 +63,6 @@ describe('policy.upfront_scopes', () => {
     const narrow = await stack.issuer.mint({ aud: `${PUBLIC}/upfront/mcp`, scope: 'mcp:tools' });
     const refused = await callTool('/upfront/mcp', 'multiply', narrow);
     expect(refused.status).toBe(403);
-    expect(challengeScope(refused)).toBe('mcp:tools calc:write');
+    expect(challengeScope(refused)).toBe('calc:write mcp:tools');
   });
 });

@@ -66,7 +66,7 @@ function verifier(overrides: Partial<IntrospectionSettings> = {}, deps: Partial<
   return createIntrospectionVerifier(introspectionSettings(as.endpoint, overrides), {
     store,
     keySecret,
-    audience: RESOURCE,
+    audiences: [RESOURCE],
     now,
     ...deps,
   });
@@ -168,7 +168,7 @@ describe('D1 valid opaque token: one introspection, then the cache; no token mat
       const replica = createIntrospectionVerifier(introspectionSettings(as.endpoint), {
         store: replicaStore,
         keySecret,
-        audience: RESOURCE,
+        audiences: [RESOURCE],
         now,
       });
       await replica.verify(token);
@@ -343,6 +343,51 @@ describe('D6 active:true but not for this resource, issuer or use', () => {
     as.respond(() => goodAnswer({ aud: RESOURCE }));
     await expect(verifier().verify(randomToken())).resolves.toMatchObject({ audience: [RESOURCE] });
   });
+
+  it('D6 with a list of audiences, an aud holding any one of them is accepted, one holding none refused', async () => {
+    const listed = verifier({}, { audiences: ['api://calc', RESOURCE] });
+    as.respond(() => goodAnswer({ aud: ['api://calc'] }));
+    await expect(listed.verify(randomToken())).resolves.toMatchObject({ audience: ['api://calc'] });
+    as.respond(() => goodAnswer({ aud: ['api://files'] }));
+    expect(await outcome(listed.verify(randomToken()), { withReason: true })).toBe('invalid_token:introspection_audience');
+  });
+});
+
+describe('D6 opt-in: answers without aud or iss (RFC 7662 §2.2 makes both optional)', () => {
+  it('accept_missing_aud: an answer without aud is accepted, with an empty audience', async () => {
+    as.respond(() => goodAnswer({ aud: undefined }));
+    await expect(verifier({ acceptMissingAudience: true }).verify(randomToken())).resolves.toMatchObject({ audience: [] });
+  });
+
+  it('accept_missing_aud: an aud without the resource is still refused', async () => {
+    as.respond(() => goodAnswer({ aud: [OTHER_RESOURCE] }));
+    expect(await outcome(verifier({ acceptMissingAudience: true }).verify(randomToken()), { withReason: true })).toBe(
+      'invalid_token:introspection_audience',
+    );
+  });
+
+  it('accept_missing_iss: an answer without iss is accepted as from the pinned issuer (the principal namespace)', async () => {
+    as.respond(() => goodAnswer({ iss: undefined }));
+    await expect(verifier({ acceptMissingIssuer: true }).verify(randomToken())).resolves.toMatchObject({ issuer: ISSUER, subject: 'alice' });
+  });
+
+  it.each([
+    ['another iss', 'https://evil.example.test'],
+    ['the iss with a trailing slash', `${ISSUER}/`],
+  ])('accept_missing_iss: %s is still refused', async (_case, iss) => {
+    as.respond(() => goodAnswer({ iss }));
+    expect(await outcome(verifier({ acceptMissingIssuer: true }).verify(randomToken()), { withReason: true })).toBe(
+      'invalid_token:introspection_issuer',
+    );
+  });
+
+  it('one cached answer without aud: refused by a strict route, accepted by one that opted in, one AS call', async () => {
+    as.respond(() => goodAnswer({ aud: undefined }));
+    const token = randomToken();
+    expect(await outcome(verifier().verify(token))).toBe('invalid_token');
+    await expect(verifier({ acceptMissingAudience: true }).verify(token)).resolves.toMatchObject({ subject: 'alice' });
+    expect(as.calls).toHaveLength(1);
+  });
 });
 
 describe('D7 the AS failing → 503, never 401, never cached', () => {
@@ -510,7 +555,7 @@ describe('D12 one cached entry, re-evaluated for every route', () => {
   it('D12 entry cached through route A (aud A) presented at route B → invalid_token at B without a new AS call', async () => {
     as.respond(() => goodAnswer({ aud: [RESOURCE] }));
     const routeA = verifier();
-    const routeB = verifier({}, { audience: OTHER_RESOURCE });
+    const routeB = verifier({}, { audiences: [OTHER_RESOURCE] });
     const token = randomToken();
     await expect(routeA.verify(token)).resolves.toMatchObject({ audience: [RESOURCE] });
     expect(await outcome(routeB.verify(token))).toBe('invalid_token');
@@ -521,7 +566,7 @@ describe('D12 one cached entry, re-evaluated for every route', () => {
     as.respond(() => goodAnswer({ aud: [RESOURCE, OTHER_RESOURCE], scope: 'files:read' }));
     const token = randomToken();
     const atA = await verifier().verify(token);
-    const atB = await verifier({}, { audience: OTHER_RESOURCE }).verify(token);
+    const atB = await verifier({}, { audiences: [OTHER_RESOURCE] }).verify(token);
     expect([...atA.scopes]).toEqual(['files:read']);
     expect([...atB.scopes]).toEqual(['files:read']);
     expect(as.calls).toHaveLength(1);

@@ -168,7 +168,7 @@ function settings(overrides: Partial<JwtSettings> = {}): JwtSettings {
     issuer: ISSUER,
     jwksUri: new URL(JWKS_URL),
     algorithms: ['ES256', 'RS256'],
-    audience: RESOURCE,
+    audiences: [RESOURCE],
     strictAudience: false,
     clockTolerance: 30_000,
     requireTyp: true,
@@ -636,6 +636,16 @@ describe('C — claims', () => {
     await expectInvalid(strict, await mint({ claims: { aud: [RESOURCE, RESOURCE] } }), 'audience_not_exclusive');
   });
 
+  it('C10 audience list: any listed value is accepted, none → invalid_token; strict mode wants exactly one listed value', async () => {
+    const listed = await warmVerifier({ audiences: ['api://calc', 'urn:example:calc'] });
+    await expect(listed.verify(await mint({ claims: { aud: 'urn:example:calc' } }))).resolves.toBeDefined();
+    await expect(listed.verify(await mint({ claims: { aud: ['https://other.example.com/mcp', 'api://calc'] } }))).resolves.toBeDefined();
+    await expectInvalid(listed, await mint({ claims: { aud: RESOURCE } }), 'ERR_JWT_CLAIM_VALIDATION_FAILED');
+    const strict = await warmVerifier({ audiences: ['api://calc', 'urn:example:calc'], strictAudience: true });
+    await expect(strict.verify(await mint({ claims: { aud: ['urn:example:calc'] } }))).resolves.toBeDefined();
+    await expectInvalid(strict, await mint({ claims: { aud: ['api://calc', 'urn:example:calc'] } }), 'audience_not_exclusive');
+  });
+
   it.each([['at+jwt'], ['application/at+jwt'], ['AT+JWT'], ['Application/AT+JWT']])(
     'C11 typ %s accepted when at+jwt is required',
     async (typ) => {
@@ -955,7 +965,7 @@ describe('K9/I7 — one fetch policy per JWKS location, across routes and reload
 
   /** A route on the default issuer and JWKS URL, its verifier built as a gateway builds them: with shared caches. */
   const route = (audience: string, logger?: Logger): TokenVerifier =>
-    verifier({ audience }, { caches, ...(logger && { logger }) });
+    verifier({ audiences: [audience] }, { caches, ...(logger && { logger }) });
 
   it('K9/I7 two routes on one issuer under a random-kid flood: at most one JWKS fetch per cooldown in total', async () => {
     const [calc, notes] = [route(RESOURCE), route(NOTES)];
@@ -1010,7 +1020,7 @@ describe('K9/I7 — one fetch policy per JWKS location, across routes and reload
       return fetch(input, init);
     };
     const calc = verifier({}, { caches, fetch: held });
-    const notes = verifier({ audience: NOTES }, { caches, fetch: held });
+    const notes = verifier({ audiences: [NOTES] }, { caches, fetch: held });
     const calcVerifying = calc.verify(await mint());
     await started;
     const notesVerifying = notes.verify(await mint({ claims: { aud: NOTES } }));

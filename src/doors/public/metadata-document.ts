@@ -1,4 +1,5 @@
 import type { CompiledRoute } from '../../config/types.js';
+import { advertisedScopes } from '../../decision/index.js';
 
 /** RFC 9728 §2 protected resource metadata for one route; optional fields are omitted when unset. */
 export interface ProtectedResourceMetadata {
@@ -10,15 +11,8 @@ export interface ProtectedResourceMetadata {
   readonly resource_documentation?: string;
 }
 
-/** `scopes_supported`, widened with `policy.upfront_scopes` so it never names less than the first challenge. */
-function scopesSupported(route: CompiledRoute): readonly string[] {
-  const upfront = route.policy.upfrontScopes ?? [];
-  if (upfront.every((scope) => route.scopesSupported.includes(scope))) return route.scopesSupported;
-  return [...new Set([...route.scopesSupported, ...upfront])];
-}
-
 export function protectedResourceMetadata(route: CompiledRoute): ProtectedResourceMetadata {
-  const scopes = scopesSupported(route);
+  const scopes = advertisedScopes(route);
   return {
     resource: route.resource,
     authorization_servers: route.authorizationServers,

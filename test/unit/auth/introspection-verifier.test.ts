@@ -47,7 +47,7 @@ function verifier(overrides: Partial<IntrospectionSettings> = {}, deps: Partial<
   return createIntrospectionVerifier(introspectionSettings(as.endpoint, overrides), {
     store,
     keySecret: randomBytes(32),
-    audience: RESOURCE,
+    audiences: [RESOURCE],
     now,
     ...deps,
   });

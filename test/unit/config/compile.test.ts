@@ -27,14 +27,20 @@ describe('resource, metadataPath and metadataUrl (RFC 9728 §3.1)', () => {
   ])('%s', (_title, edits, resource, metadataPath, metadataUrl) => {
     const route = compiled(parseObject(configWith(edits))).routes[0];
     expect(route).toMatchObject({ resource, metadataPath, metadataUrl });
-    expect(route?.tokens.jwt?.audience).toBe(resource);
+    expect(route?.tokens.jwt?.audiences).toEqual([resource]);
   });
 
   it('takes an explicit audience over the resource', () => {
     const edits = { 'routes.0.tokens.jwt.audience': 'api://calc', 'routes.0.tokens.jwt.strict_audience': true };
     const config = compiled(parseObject(configWith(edits)));
-    expect(config.routes[0]?.tokens.jwt).toMatchObject({ audience: 'api://calc', strictAudience: true });
+    expect(config.routes[0]?.tokens.jwt).toMatchObject({ audiences: ['api://calc'], strictAudience: true });
     expect(config.routes[0]?.resource).toBe('https://gw.example.com/calc/mcp');
+  });
+
+  it('takes a list of audiences (an app id and a URN) over the resource', () => {
+    const edits = { 'routes.0.tokens.jwt.audience': ['00000000-aaaa-4bbb-8ccc-000000000001', 'urn:example:calc'] };
+    const config = compiled(parseObject(configWith(edits)));
+    expect(config.routes[0]?.tokens.jwt?.audiences).toEqual(['00000000-aaaa-4bbb-8ccc-000000000001', 'urn:example:calc']);
   });
 });
 

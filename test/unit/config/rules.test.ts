@@ -1,5 +1,9 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { INTROSPECTION, compiled, configWith, minimalConfig, parseObject, problems } from './fixtures.js';
+
+/** An EC P-256 private key as a JWK, for private_key_jwt client authentication. */
+const PRIVATE_KEY = JSON.stringify(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }));
 
 const ROUTE = (minimalConfig().routes as Record<string, unknown>[])[0] ?? {};
 
@@ -93,6 +97,18 @@ describe('schema rules', () => {
     ['unknown introspection auth method',
       { 'routes.0.tokens.introspection': { ...INTROSPECTION, auth_method: 'private_key_jwt' } },
       'routes.0.tokens.introspection.auth_method', /expected one of "client_secret_basic"\|"client_secret_post"/],
+    ['empty audience list', { 'routes.0.tokens.jwt.audience': [] }, 'routes.0.tokens.jwt.audience', 'must name at least one audience'],
+    ['empty audience in a list', { 'routes.0.tokens.jwt.audience': ['api://calc', ''] }, 'routes.0.tokens.jwt.audience.1', 'must not be empty'],
+    ['introspection with client_secret and private_key',
+      { 'routes.0.tokens.introspection': { ...INTROSPECTION, private_key: PRIVATE_KEY } },
+      'routes.0.tokens.introspection.private_key', 'at most one of client_secret or private_key'],
+    ['introspection private_key that is no key',
+      { 'routes.0.tokens.introspection': { endpoint: INTROSPECTION.endpoint, client_id: 'gateway', private_key: 'not a key' } },
+      'routes.0.tokens.introspection.private_key', 'must be a private key: a JWK (JSON with "d") or a PEM block'],
+    ['accept_missing_iss without an expected issuer',
+      { 'routes.0.tokens': { introspection: { ...INTROSPECTION, accept_missing_iss: true } } },
+      'routes.0.tokens.introspection.accept_missing_iss',
+      'needs an expected issuer (tokens.introspection.issuer or tokens.jwt.issuer): without one `iss` is not checked at all'],
     ['origin list mixing "*"', { 'routes.0.cors.allowed_origins': ['*', 'https://app.example.com'] },
       'routes.0.cors.allowed_origins', 'must be exactly ["*"] or a list of origins'],
     ['origin with a path', { 'routes.0.cors.allowed_origins': ['https://app.example.com/'] },
@@ -213,6 +229,21 @@ describe('warnings', () => {
     ]);
     expect(config.routes[0]?.policy.tools.get('multiply')).toEqual(['mcp:tools', 'calc:write', 'calc:write']);
     expect(config.routes[0]?.policy.methods.get('resources/list')).toEqual(['res:list']);
+  });
+
+  it('C8 warns when two routes accept one audience from the same issuer (a token for either is good on both)', () => {
+    const jwt = { issuer: 'https://as.example.com', audience: ['api://calc', 'https://gw.example.com/other'] };
+    const config = compiled(parseObject(routes({ tokens: { jwt } }, { name: 'other', path: '/other', tokens: { jwt: { issuer: 'https://as.example.com' } } })));
+    expect(config.warnings).toEqual([
+      'routes.0.tokens.jwt.audience: "https://gw.example.com/other" is also accepted by routes.1 from the same issuer: a token for either route is good on both',
+    ]);
+    const twice = compiled(parseObject(routes({ tokens: { jwt } }, { name: 'other', path: '/other', tokens: { jwt } })));
+    expect(twice.warnings).toEqual([
+      'routes.1.tokens.jwt.audience: "api://calc" is also accepted by routes.0 from the same issuer: a token for either route is good on both',
+      'routes.1.tokens.jwt.audience: "https://gw.example.com/other" is also accepted by routes.0 from the same issuer: a token for either route is good on both',
+    ]);
+    const otherIssuer = { issuer: 'https://other-as.example.com', audience: 'api://calc' };
+    expect(compiled(parseObject(routes({ tokens: { jwt } }, { name: 'other', path: '/other', tokens: { jwt: otherIssuer } }))).warnings).toEqual([]);
   });
 
   it('warns loudly when allow_insecure_http is on', () => {

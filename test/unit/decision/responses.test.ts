@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { ChallengeContext } from '../../../src/decision/challenge.js';
 import { errorResponse } from '../../../src/decision/responses.js';
 import { GatewayError, type RefusalCode, type UrlElicitation } from '../../../src/decision/refusal.js';
 
@@ -54,7 +55,12 @@ function refusalOf(code: RefusalCode): GatewayError {
   }
 }
 
-const CHALLENGE = { metadataUrl: 'https://gw.example/.well-known/oauth-protected-resource/mcp', challengeScopes: ['mcp'] };
+const CHALLENGE: ChallengeContext = {
+  metadataUrl: 'https://gw.example/.well-known/oauth-protected-resource/mcp',
+  challengeScopes: ['mcp'],
+  alsoNamedScopes: [],
+  advertisedScopes: [],
+};
 
 describe('errorResponse: JSON-RPC error codes', () => {
   it.each(Object.keys(CODES) as RefusalCode[])(

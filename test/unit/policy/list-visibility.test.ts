@@ -14,6 +14,7 @@ const policy: PolicySettings = {
   prompts: new Map([['review', ['code:review']]]),
   hideUnauthorized: true,
   implies: impliedScopes({ 'calc:admin': ['calc:write'] }),
+  challengeScopes: [],
 };
 
 /** The production predicate: the same requiredScopes/grantsAll check the operation itself gets. */

@@ -13,6 +13,7 @@ function policy(overrides: Partial<Record<'tools' | 'methods' | 'resources' | 'p
     prompts: map(overrides.prompts),
     hideUnauthorized: false,
     implies: new Map(),
+    challengeScopes: [],
   };
 }
 

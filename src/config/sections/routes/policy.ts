@@ -31,9 +31,23 @@ export const policySchema = z
       .default(false)
       .describe(
         'The first 401 challenge (and scopes_supported) names every scope an operation on this route can require, ' +
-          'the broadest of an `implies` chain only, so a client that cannot step up gets everything at its first ' +
-          'authorization. Default: false (the challenge names the route scopes; an operation that needs more answers ' +
-          '403 insufficient_scope).',
+          'the broadest of an `implies` chain only, so a client that cannot step up (it answers a 403 with a ' +
+          'refresh, or ignores the challenge scope) gets everything at its first authorization, at the price of ' +
+          'tokens broader than each task needs. Default: false (the challenge names the route scopes; an operation ' +
+          'that needs more answers 403 insufficient_scope and the client authorizes again: narrower tokens, but ' +
+          'such clients fail that operation). README: "Which scopes a client asks for".',
+      ),
+    challenge_scopes: z
+      .array(
+        scope.refine((value) => value !== 'offline_access', {
+          error: 'offline_access must not be asked for by a protected resource',
+        }),
+      )
+      .default([])
+      .describe(
+        'Scopes every challenge names (the scope= of WWW-Authenticate, 401 and 403, after the scopes needed) and ' +
+          'scopes_supported lists, but no token needs to hold: for an authorization server that refuses any ' +
+          'authorization request without them, e.g. [openid]. Default: [].',
       ),
   })
   .prefault({})
@@ -57,6 +71,8 @@ export interface PolicySettings {
    * (route scopes first, then methods, tools, prompts, resources). Undefined when off.
    */
   readonly upfrontScopes?: readonly string[] | undefined;
+  /** Named in every challenge and in scopes_supported, never required of a token. */
+  readonly challengeScopes: readonly string[];
 }
 
 /**
@@ -77,6 +93,7 @@ export function compilePolicy(raw: RawPolicy, at: string, scopesSupported: reado
     hideUnauthorized: raw.hide_unauthorized,
     implies,
     upfrontScopes: raw.upfront_scopes ? broadestScopes([...raw.scopes, ...operationScopes], implies) : undefined,
+    challengeScopes: [...new Set(raw.challenge_scopes)],
   };
   return { settings, problems: resourceKeyProblems(raw, at), warnings: unadvertisedScopeWarnings(raw, at, scopesSupported) };
 }

@@ -42,7 +42,10 @@ export function compileRouteTable(raw: readonly RawRoute[], publicBase: string):
       ...parts.flatMap((part) => part.findings.upstream.problems),
       ...parts.flatMap((part) => part.findings.policy.problems),
     ],
-    warnings: parts.flatMap((part) => [...part.findings.upstream.warnings, ...part.findings.policy.warnings]),
+    warnings: [
+      ...parts.flatMap((part) => [...part.findings.upstream.warnings, ...part.findings.policy.warnings]),
+      ...sharedAudienceWarnings(partial),
+    ],
   };
 }
 
@@ -96,4 +99,35 @@ function defaultRouteProblems(
     });
   }
   return problems;
+}
+
+/**
+ * An audience two routes accept from one issuer (`tokens.jwt.audience` names another route's resource, or a value
+ * another route lists too): a token for either route is good on both (cross-route replay). Sometimes meant (one
+ * API served twice, e.g. with and without upfront_scopes), so a warning, at the route that lists the audience.
+ */
+function sharedAudienceWarnings(routes: readonly PartialRoute[]): string[] {
+  const seen = new Map<string, number>();
+  return routes.flatMap((route, index) => {
+    const jwt = route.tokens.jwt;
+    if (!jwt) return [];
+    return jwt.audiences.flatMap((audience) => {
+      const key = `${jwt.issuer} ${audience}`;
+      const first = seen.get(key);
+      if (first === undefined) {
+        seen.set(key, index);
+        return [];
+      }
+      if (first === index) return [];
+      // Named at the route that lists the audience: the other one may just be accepting its own resource.
+      const [at, other] = namesAudiences(route) ? [index, first] : [first, index];
+      return [`routes.${at}.tokens.jwt.audience: "${audience}" is also accepted by routes.${other} from the same issuer: a token for either route is good on both`];
+    });
+  });
+}
+
+/** Whether the route accepts anything but its own resource (`tokens.jwt.audience` set to other values). */
+function namesAudiences(route: PartialRoute): boolean {
+  const audiences = route.tokens.jwt?.audiences ?? [];
+  return audiences.length !== 1 || audiences[0] !== route.resource;
 }

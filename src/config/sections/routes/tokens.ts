@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Milliseconds } from '../../duration.js';
-import { MIN_TIMEOUT_MS, clientSecretMethod, duration, secret, strictUrl, type ClientSecretMethod } from '../../fields.js';
+import { MIN_TIMEOUT_MS, clientSecretMethod, duration, privateKey, secret, strictUrl, type ClientSecretMethod } from '../../fields.js';
 import type { ValueAt } from '../../problem.js';
 import { optionalSecret, type Secret } from '../../secret.js';
 
@@ -13,6 +13,8 @@ export const JWT_ALGORITHMS = [
 /** Asymmetric JWS algorithms only: HS* would let anyone holding the verification key mint tokens, `none` anyone. */
 export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
 
+const audienceValue = z.string().min(1, { error: 'must not be empty' });
+
 const jwt = z
   .strictObject({
     issuer: strictUrl('Expected `iss`, compared exactly; also where keys are discovered.'),
@@ -24,8 +26,17 @@ const jwt = z
       .min(1)
       .default(['RS256', 'ES256'])
       .describe('Accepted signature algorithms. Default: [RS256, ES256].'),
-    audience: z.string().min(1).optional().describe('Expected `aud`. Default: the route resource.'),
-    strict_audience: z.boolean().default(false).describe('Require `aud` to be exactly the audience. Default: false.'),
+    audience: z
+      .union([audienceValue, z.array(audienceValue).min(1, { error: 'must name at least one audience' })])
+      .optional()
+      .describe(
+        'Expected `aud`: one value, or a list of which a token must carry at least one (an IdP whose audience is an ' +
+          'app id or a URN rather than the resource). Default: the route resource.',
+      ),
+    strict_audience: z
+      .boolean()
+      .default(false)
+      .describe('Require `aud` to be exactly one value, one of the audiences. Default: false.'),
     clock_tolerance: duration('30s', 'Allowed clock skew for exp/nbf/iat.', { max: 300_000 }),
     require_typ: z.boolean().default(false).describe('Require the header `typ: at+jwt` (RFC 9068). Default: false.'),
     max_lifetime: duration('24h', 'Longest accepted token lifetime (exp − iat).', { min: 1_000 }),
@@ -43,8 +54,27 @@ const introspection = z
     endpoint: strictUrl('RFC 7662 introspection endpoint.'),
     client_id: z.string().min(1).describe('Client id the gateway authenticates with.'),
     client_secret: secret('Client secret for the introspection endpoint.').optional(),
-    auth_method: clientSecretMethod('How the client authenticates. Default: client_secret_basic.'),
+    private_key: privateKey(
+      'Key for private_key_jwt client authentication (RFC 7523) instead of client_secret; the assertion\'s `aud` is ' +
+        'the endpoint URL.',
+    ).optional(),
+    auth_method: clientSecretMethod('How client_secret is sent. Default: client_secret_basic. Ignored with private_key.'),
     issuer: strictUrl('Expected `iss` in answers. Default: tokens.jwt.issuer when set.').optional(),
+    accept_missing_aud: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Accept an active answer without `aud` (RFC 7662 makes it optional): every token the endpoint vouches for is ' +
+          'then good on this route, so set it only for an authorization server whose tokens are all meant for it. An ' +
+          '`aud` without the route\'s audience is still refused. Default: false.',
+      ),
+    accept_missing_iss: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Accept an active answer without `iss` (RFC 7662 makes it optional) as issued by the expected issuer; needs ' +
+          'an expected issuer (issuer or tokens.jwt.issuer). Another `iss` is still refused. Default: false.',
+      ),
     timeout: duration('3s', 'Timeout of one introspection request.', { min: MIN_TIMEOUT_MS }),
     clock_tolerance: duration('30s', 'Allowed clock skew for an answer\'s nbf (exp is never stretched: a cached answer ends at exp).', {
       max: 300_000,
@@ -57,12 +87,21 @@ const introspection = z
       .prefault({})
       .describe('Introspection answer cache.'),
   })
+  .superRefine((value, ctx) => {
+    if (value.client_secret !== undefined && value.private_key !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['private_key'], message: 'at most one of client_secret or private_key' });
+    }
+  })
   .describe('Validate access tokens by RFC 7662 introspection.');
 
 export const tokensSchema = z
   .strictObject({ jwt: jwt.optional(), introspection: introspection.optional() })
   .refine((value) => value.jwt !== undefined || value.introspection !== undefined, {
     error: 'at least one of jwt or introspection is required',
+  })
+  .refine((value) => !value.introspection?.accept_missing_iss || (value.introspection.issuer ?? value.jwt?.issuer) !== undefined, {
+    path: ['introspection', 'accept_missing_iss'],
+    error: 'needs an expected issuer (tokens.introspection.issuer or tokens.jwt.issuer): without one `iss` is not checked at all',
   })
   .describe('How access tokens are validated: jwt, introspection, or both.');
 
@@ -73,9 +112,9 @@ export interface JwtSettings {
   /** Explicit JWKS URL; absent → discovered from the issuer's metadata (RFC 8414, then OpenID Connect). */
   readonly jwksUri: URL | undefined;
   readonly algorithms: readonly JwtAlgorithm[];
-  /** Expected `aud`; the route's resource unless overridden. */
-  readonly audience: string;
-  /** `true` → `aud` must be exactly this resource (a single-valued array counts); `false` → membership. */
+  /** Accepted `aud` values, a token must carry one of them; the route's resource unless overridden. */
+  readonly audiences: readonly string[];
+  /** `true` → `aud` must be exactly one value, one of `audiences` (a single-valued array counts); `false` → membership. */
   readonly strictAudience: boolean;
   readonly clockTolerance: Milliseconds;
   /** `true` → the JWT header `typ` must be `at+jwt` (RFC 9068), case-insensitive, `application/` prefix allowed. */
@@ -96,9 +135,16 @@ export interface IntrospectionSettings {
   readonly endpoint: URL;
   readonly clientId: string;
   readonly clientSecret: Secret | undefined;
+  /** How `clientSecret` is sent; ignored with `privateKey`. */
   readonly authMethod: IntrospectionAuthMethod;
+  /** JWK or PEM text: private_key_jwt client authentication (RFC 7523) instead of a secret. */
+  readonly privateKey: Secret | undefined;
   /** Expected `iss` in introspection answers, when set (defaults to the route's jwt issuer if any). */
   readonly issuer: string | undefined;
+  /** An active answer without `aud` is accepted (opt-in: RFC 7662 makes `aud` optional). */
+  readonly acceptMissingAudience: boolean;
+  /** An active answer without `iss` counts as from `issuer` (opt-in: RFC 7662 makes `iss` optional). */
+  readonly acceptMissingIssuer: boolean;
   readonly timeout: Milliseconds;
   /** Allowed clock skew for an answer's `nbf`; `exp` gets none, so no cached answer outlives it. */
   readonly clockTolerance: Milliseconds;
@@ -113,7 +159,7 @@ export interface TokenSettings {
   readonly introspection: IntrospectionSettings | undefined;
 }
 
-/** `resource` is the route's canonical resource URI, the audience unless `jwt.audience` names another. */
+/** `resource` is the route's canonical resource URI, the audience unless `jwt.audience` names others. */
 export function compileTokens(raw: RawTokens, resource: string): TokenSettings {
   const { jwt, introspection } = raw;
   return {
@@ -121,7 +167,7 @@ export function compileTokens(raw: RawTokens, resource: string): TokenSettings {
       issuer: jwt.issuer,
       jwksUri: jwt.jwks_uri === undefined ? undefined : new URL(jwt.jwks_uri),
       algorithms: jwt.algorithms,
-      audience: jwt.audience ?? resource,
+      audiences: jwt.audience === undefined ? [resource] : [jwt.audience].flat(),
       strictAudience: jwt.strict_audience,
       clockTolerance: jwt.clock_tolerance,
       requireTyp: jwt.require_typ,
@@ -135,7 +181,10 @@ export function compileTokens(raw: RawTokens, resource: string): TokenSettings {
       clientId: introspection.client_id,
       clientSecret: optionalSecret(introspection.client_secret),
       authMethod: introspection.auth_method,
+      privateKey: optionalSecret(introspection.private_key),
       issuer: introspection.issuer ?? jwt?.issuer,
+      acceptMissingAudience: introspection.accept_missing_aud,
+      acceptMissingIssuer: introspection.accept_missing_iss,
       timeout: introspection.timeout,
       clockTolerance: introspection.clock_tolerance,
       maxTtl: introspection.cache.max_ttl,
@@ -161,5 +210,8 @@ export function tokensUrls(raw: RawTokens, at: string): ValueAt[] {
 
 /** The secrets this section holds, for the literal-secret warning (`at` is the route's path). */
 export function tokensSecrets(raw: RawTokens, at: string): ValueAt[] {
-  return [[`${at}.tokens.introspection.client_secret`, raw.introspection?.client_secret]];
+  return [
+    [`${at}.tokens.introspection.client_secret`, raw.introspection?.client_secret],
+    [`${at}.tokens.introspection.private_key`, raw.introspection?.private_key],
+  ];
 }
