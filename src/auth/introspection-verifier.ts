@@ -89,6 +89,8 @@ export function createIntrospectionVerifier(
   const log = deps.logger?.child({ component: 'introspection', endpoint: settings.endpoint.origin });
   const logFailure = failureLogger(log, now);
   const inFlight = new Map<string, Promise<IntrospectionEntry>>();
+  /** Flights finished so far, of any key: tells a lookup that missed whether an answer may have landed meanwhile. */
+  let flightsLanded = 0;
   // A busy token's entry comes back as the same object from the local tier: so does its caller, which lets the
   // per-caller memos (session owner, rate-limit key) hit on introspection routes as they do for JWTs.
   const callerFor = perObject((entry: AcceptedEntry) => callerOf(entry, settings.issuer ?? settings.endpoint.href));
@@ -154,7 +156,10 @@ export function createIntrospectionVerifier(
   function introspectOnce(key: string, token: string, clientAddress: string | undefined): Promise<IntrospectionEntry> {
     const pending = inFlight.get(key);
     if (pending) return pending;
-    const flight = introspectAndRemember(key, token, clientAddress).finally(() => inFlight.delete(key));
+    const flight = introspectAndRemember(key, token, clientAddress).finally(() => {
+      flightsLanded += 1;
+      inFlight.delete(key);
+    });
     inFlight.set(key, flight);
     return flight;
   }
@@ -162,7 +167,11 @@ export function createIntrospectionVerifier(
   async function entryFor(token: string, { clientAddress, connection }: VerifyRequest): Promise<IntrospectionEntry> {
     const key = cacheKeyOf(token, connection);
     const pending = inFlight.get(key);
-    const hit = pending ? undefined : await cached(key);
+    const landedBefore = flightsLanded;
+    let hit = pending ? undefined : await cached(key);
+    // A lookup that missed (or timed out) while a flight for the same key landed would ask the authorization
+    // server again: the answer that flight stored is looked up once more first.
+    if (!pending && !hit && flightsLanded !== landedBefore && !inFlight.has(key)) hit = await cached(key);
     if (hit) {
       if (hit.active) deps.counters?.cacheHit();
       else deps.counters?.negativeHit();

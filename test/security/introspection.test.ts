@@ -471,6 +471,33 @@ describe('D11 single flight, bulkhead and pre-AS rejection', () => {
     expect(as.calls).toHaveLength(1);
   });
 
+  it('D11 a cache read that answers after the first flight landed (a slow or timed-out Redis read) does not ask the AS again', async () => {
+    as.respond(() => goodAnswer());
+    // The second request's read is held and then answers "miss", as a read issued before the flight's write, or
+    // one that timed out, does.
+    const heldRead = deferred();
+    let reads = 0;
+    const slowSecondRead: CacheStore = {
+      ...store,
+      status: () => store.status(),
+      set: (key, value, ttlMs, options) => store.set(key, value, ttlMs, options),
+      get: async (key) => {
+        reads += 1;
+        if (reads !== 2) return store.get(key);
+        await heldRead.promise;
+        return undefined;
+      },
+    };
+    const gateway = verifier({}, { store: slowSecondRead });
+    const token = randomToken();
+    const first = gateway.verify(token);
+    const second = gateway.verify(token);
+    await expect(first).resolves.toMatchObject({ subject: 'alice' });
+    heldRead.release();
+    await expect(second).resolves.toMatchObject({ subject: 'alice' });
+    expect(as.calls).toHaveLength(1);
+  });
+
   it('D11 200 distinct tokens against a slow AS with a bulkhead of 16 → the AS never sees more than 16 at once; a bounded number wait, the rest are shed', async () => {
     const gate = deferred();
     as.respond(async () => {
