@@ -25,7 +25,7 @@ export interface ServeOptions {
 export async function serveGateway({ file, config, logger }: ServeOptions): Promise<void> {
   let active = config;
   const traces = config.telemetry.traces;
-  const tracing = traces && (await startTracing(traces));
+  const tracing = traces && (await startTracing(traces, logger));
   const gateway = assembleGateway(config, { logger, ...(tracing && { tracing }) });
   const url = await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
   const admin = config.admin.enabled

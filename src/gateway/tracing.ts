@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { TracesSettings } from '../config/types.js';
 import type { DoorTracing } from '../doors/shared/tracing.js';
 import type { AuditPrincipal } from '../observability/audit.js';
@@ -15,10 +16,11 @@ export interface GatewayTracing {
  * here, on demand, and nowhere statically: with `telemetry.traces` unset none of those packages is loaded, so
  * tracing off costs nothing (bench/README.md).
  */
-export async function startTracing(settings: TracesSettings): Promise<GatewayTracing> {
+export async function startTracing(settings: TracesSettings, logger: Logger): Promise<GatewayTracing> {
   const [{ startTracerProvider }, { createDoorTracing }] = await Promise.all([
     import('../observability/tracing-sdk.js'),
     import('../doors/shared/tracing.js'),
   ]);
-  return { provider: startTracerProvider(settings), forDoors: createDoorTracing };
+  logger.info({ otlp_endpoint: settings.endpoint.origin, sample_ratio: settings.sampleRatio }, 'tracing: exporting spans over OTLP/HTTP');
+  return { provider: startTracerProvider(settings, logger), forDoors: createDoorTracing };
 }

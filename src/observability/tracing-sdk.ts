@@ -1,10 +1,12 @@
 import { tracingChannel } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
-import { SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { context, diag, DiagLogLevel, propagation, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-node';
+import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, TraceIdRatioBasedSampler, type SpanExporter } from '@opentelemetry/sdk-trace-node';
+import { ExportResultCode } from '@opentelemetry/core';
+import type { Logger } from 'pino';
 import type { TracesSettings } from '../config/types.js';
 
 /**
@@ -33,6 +35,8 @@ function serviceVersion(): string {
   return typeof manifest.version === 'string' ? manifest.version : 'unknown';
 }
 
+const noop = (): void => undefined;
+
 /** A URL's query is the caller's, and may carry a credential meant for the upstream: never recorded. */
 function withoutQuery(origin: string, path: string): Record<string, string> {
   const queryStart = path.indexOf('?');
@@ -40,7 +44,40 @@ function withoutQuery(origin: string, path: string): Record<string, string> {
   return { 'url.full': `${origin}${path.slice(0, queryStart)}?REDACTED`, 'url.query': 'REDACTED' };
 }
 
-export function startTracerProvider(settings: TracesSettings): TracerHandle {
+/** How often at most the SDK's trouble is logged: a collector that is down would otherwise add a line per batch. */
+const TROUBLE_LOG_INTERVAL_MS = 60_000;
+
+/**
+ * One warn line a minute at most for a failed export or the SDK's own warnings (a full span queue). Never the error
+ * objects: they may carry the collector's answer.
+ */
+function troubleReporter(logger: Logger): (otel: string) => void {
+  let lastLoggedAt = Number.NEGATIVE_INFINITY;
+  return (otel) => {
+    const now = performance.now();
+    if (now - lastLoggedAt < TROUBLE_LOG_INTERVAL_MS) return;
+    lastLoggedAt = now;
+    logger.warn({ otel }, 'tracing: spans could not be exported or were dropped (check telemetry.traces.otlp_endpoint and the collector)');
+  };
+}
+
+/** The OTLP exporter, telling `report` of every export that failed. */
+function reportingFailures(exporter: SpanExporter, report: (otel: string) => void): SpanExporter {
+  return {
+    export: (spans, resultCallback) =>
+      exporter.export(spans, (result) => {
+        if (result.code !== ExportResultCode.SUCCESS) report('export failed');
+        resultCallback(result);
+      }),
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
+  };
+}
+
+export function startTracerProvider(settings: TracesSettings, logger: Logger): TracerHandle {
+  const report = troubleReporter(logger);
+  // Only the first argument, the SDK's message.
+  diag.setLogger({ error: report, warn: report, info: noop, debug: noop, verbose: noop }, DiagLogLevel.WARN);
   const exporter = new OTLPTraceExporter({
     url: settings.endpoint.href,
     // Read at each export, so the values never sit in the exporter's own configuration.
@@ -50,7 +87,7 @@ export function startTracerProvider(settings: TracesSettings): TracerHandle {
     resource: resourceFromAttributes({ 'service.name': SERVICE_NAME, 'service.version': serviceVersion() }),
     // A caller's sampled flag decides for its trace; new traces are sampled at `sample_ratio`.
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
-    spanProcessors: [new BatchSpanProcessor(exporter)],
+    spanProcessors: [new BatchSpanProcessor(reportingFailures(exporter, report))],
   });
   provider.register();
   const undici = new UndiciInstrumentation({
@@ -63,7 +100,11 @@ export function startTracerProvider(settings: TracesSettings): TracerHandle {
       undici.disable();
       redis.unsubscribe();
       await provider.shutdown();
+      // The global provider, context manager and propagator, so a later start (tests) can register its own.
       trace.disable();
+      context.disable();
+      propagation.disable();
+      diag.disable();
     },
   };
 }

@@ -95,9 +95,10 @@ beforeAll(async () => {
       : active({ iss: issuer.issuer, sub: SUBJECT, client_id: 'client-1', aud: [FILES], exp: Math.floor(Date.now() / 1000) + 600 }),
   );
   const config = compileOrThrow(configYaml(), env);
+  const { logger } = captureLogs();
   if (!config.telemetry.traces) throw new Error('telemetry.traces not compiled');
-  tracing = await startTracing(config.telemetry.traces);
-  gateway = assembleGateway(config, { logger: captureLogs().logger, tracing });
+  tracing = await startTracing(config.telemetry.traces, logger);
+  gateway = assembleGateway(config, { logger, tracing });
   await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   gatewayUrl = `http://127.0.0.1:${(gateway.app.server.address() as AddressInfo).port}`;
   if (!gateway.decision) throw new Error('decision listener not built');
@@ -252,6 +253,23 @@ describe('tracing through the proxy', () => {
     const request = receiver.spans().find((span) => span.spanId === link?.spanId);
     expect(request && isRequestSpan(request)).toBe(true);
     expect(request?.traceId).not.toBe(metaTrace);
+  });
+
+  it('a malformed traceparent, in the header or in _meta, is ignored: the gateway starts its own trace', async () => {
+    upstream.requests.length = 0;
+    const response = await post(
+      '/calc/mcp',
+      { jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'add', _meta: { traceparent: `00-${hex(32, '0')}-${hex(16, '7')}-01` } } },
+      { authorization: `Bearer ${await bearer(CALC)}`, traceparent: 'not-a-traceparent' },
+    );
+    expect(response.status).toBe(200);
+    const { traceId, parentId } = parseTraceparent(upstream.requests[0]?.headers.traceparent);
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(traceId).not.toBe(hex(32, '0'));
+    const spans = await traceOf(traceId, (found) => found.some(isRequestSpan) && found.some(toUpstream));
+    expect(only(spans, isRequestSpan, 'request span').parentSpanId).toBeUndefined();
+    expect(only(spans, toUpstream, 'upstream call').spanId).toBe(parentId);
+    expect(spans.some((span) => span.name === 'tools/call add')).toBe(false);
   });
 
   it('introspection and the Redis commands of its cache are child spans of the request', async () => {
