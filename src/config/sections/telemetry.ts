@@ -36,7 +36,7 @@ const tracesSchema = z
       .describe('Headers sent with every export, e.g. the collector\'s API key. Their values are secrets. Default: none.'),
   })
   .optional()
-  .describe('OpenTelemetry traces: a span per MCP request with the decision\'s steps, and child spans for every call it makes. Off unless set.');
+  .describe('OpenTelemetry traces: a span per MCP request with the decision\'s steps, and child spans for every call it makes. Off unless set; read at start (a change needs a restart).');
 
 export const telemetrySchema = z
   .strictObject({ traces: tracesSchema })
