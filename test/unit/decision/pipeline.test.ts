@@ -182,7 +182,7 @@ describe('a traced decision (state.trace)', () => {
     expect(told.at(-1)).toBe('decided answered');
   });
 
-  it('stops at the refusing step: the door tells the refusal (the last step heard is the one that refused)', async () => {
+  it('stops at the refusing step: the door tells the refusal (the last step heard is the one that refused)', () => {
     const state = createDecisionState(runtime, facts('POST', {}), 'proxy');
     const told = recorder(state);
     // Nothing to wait for: the refusal is thrown at once.
