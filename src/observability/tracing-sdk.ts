@@ -44,20 +44,20 @@ function withoutQuery(origin: string, path: string): Record<string, string> {
   return { 'url.full': `${origin}${path.slice(0, queryStart)}?REDACTED`, 'url.query': 'REDACTED' };
 }
 
-/** How often at most the SDK's trouble is logged: a collector that is down would otherwise add a line per batch. */
+/** How often at most each kind of trouble is logged: a collector that is down would otherwise add a line per batch. */
 const TROUBLE_LOG_INTERVAL_MS = 60_000;
 
 /**
- * One warn line a minute at most for a failed export or the SDK's own warnings (a full span queue). Never the error
- * objects: they may carry the collector's answer.
+ * A warn line with `message`, once a minute at most. `otel` is the SDK's own message, never its error objects (they
+ * may carry the collector's answer).
  */
-function troubleReporter(logger: Logger): (otel: string) => void {
+function troubleReporter(logger: Logger, message: string): (otel: string) => void {
   let lastLoggedAt = Number.NEGATIVE_INFINITY;
   return (otel) => {
     const now = performance.now();
     if (now - lastLoggedAt < TROUBLE_LOG_INTERVAL_MS) return;
     lastLoggedAt = now;
-    logger.warn({ otel }, 'tracing: spans could not be exported or were dropped (check telemetry.traces.otlp_endpoint and the collector)');
+    logger.warn({ otel }, message);
   };
 }
 
@@ -75,9 +75,10 @@ function reportingFailures(exporter: SpanExporter, report: (otel: string) => voi
 }
 
 export function startTracerProvider(settings: TracesSettings, logger: Logger): TracerHandle {
-  const report = troubleReporter(logger);
+  const exportFailed = troubleReporter(logger, 'tracing: spans could not be exported (check telemetry.traces.otlp_endpoint and the collector)');
+  const sdkWarning = troubleReporter(logger, 'tracing: the OpenTelemetry SDK reported a problem (e.g. spans dropped from a full queue)');
   // Only the first argument, the SDK's message.
-  diag.setLogger({ error: report, warn: report, info: noop, debug: noop, verbose: noop }, DiagLogLevel.WARN);
+  diag.setLogger({ error: sdkWarning, warn: sdkWarning, info: noop, debug: noop, verbose: noop }, DiagLogLevel.WARN);
   const exporter = new OTLPTraceExporter({
     url: settings.endpoint.href,
     // Read at each export, so the values never sit in the exporter's own configuration.
@@ -87,7 +88,7 @@ export function startTracerProvider(settings: TracesSettings, logger: Logger): T
     resource: resourceFromAttributes({ 'service.name': SERVICE_NAME, 'service.version': serviceVersion() }),
     // A caller's sampled flag decides for its trace; new traces are sampled at `sample_ratio`.
     sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(settings.sampleRatio) }),
-    spanProcessors: [new BatchSpanProcessor(reportingFailures(exporter, report))],
+    spanProcessors: [new BatchSpanProcessor(reportingFailures(exporter, exportFailed))],
   });
   provider.register();
   const undici = new UndiciInstrumentation({
