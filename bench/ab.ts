@@ -23,7 +23,7 @@ import { CLIENT_CORE, startStack, type Stack } from './stack.js';
  * An entry written `dist/main.js@traces=0.1` runs with `telemetry.traces` at that sample ratio, exporting to a sink
  * in this process that answers every export at once (what the gateway pays, not what a collector does).
  */
-const usage = 'usage: tsx bench/ab.ts [--rounds N] [--mode c64|c1] [--scenario jwt-reused] [--ms 3000] <main.js[@traces=RATIO]> ...';
+const usage = 'usage: tsx bench/ab.ts [--rounds N] [--mode c64|c1] [--scenario jwt-reused] [--ms 3000] [--gateway-flags=F] <main.js[@traces=RATIO]> ...';
 const { values, positionals: entries } = parseArgs({
   allowPositionals: true,
   options: {
@@ -31,6 +31,7 @@ const { values, positionals: entries } = parseArgs({
     mode: { type: 'string', default: 'c64' },
     scenario: { type: 'string', default: 'jwt-reused' },
     ms: { type: 'string', default: '3000' },
+    'gateway-flags': { type: 'string' },
   },
 });
 if (entries.length === 0 || (values.mode !== 'c64' && values.mode !== 'c1')) throw new Error(usage);
@@ -159,7 +160,9 @@ pinProcess(CLIENT_CORE);
 const otlpSink = await startOtlpSink();
 const tracesYaml = (ratio: number | undefined): string =>
   ratio === undefined ? '' : `telemetry: { traces: { otlp_endpoint: "${otlpSink.url}", sample_ratio: ${ratio} } }\n`;
-const stack: Stack = await startStack({ gatewayEntry: builds[0]?.path as string });
+// Extra node flags for every build's gateway, space separated (e.g. --gateway-flags="--cpu-prof --cpu-prof-dir=DIR").
+const nodeArgs = values['gateway-flags']?.split(' ').filter(Boolean) ?? [];
+const stack: Stack = await startStack({ gatewayEntry: builds[0]?.path as string, nodeArgs });
 try {
   const tokens = await mintTokens(stack, 1);
   const scenarios = loadScenarios({ stack, tokens, calcSessions: { direct: '', gateway: '' } });
