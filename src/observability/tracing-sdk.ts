@@ -17,9 +17,9 @@ import type { TracesSettings } from '../config/types.js';
  * both report on diagnostics channels) and ioredis (see `traceRedisCommands`).
  */
 
-export const SERVICE_NAME = 'mcp-auth-gateway';
+const SERVICE_NAME = 'mcp-auth-gateway';
 
-/** The name of the gateway's own tracer (request spans, the MCP message's span, Redis commands). */
+/** The name of the gateway's own tracer (the MCP message's span, Redis commands). */
 export const TRACER_NAME = SERVICE_NAME;
 
 export interface TracerHandle {

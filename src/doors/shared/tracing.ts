@@ -2,8 +2,8 @@ import { FastifyOtelInstrumentation } from '@fastify/otel';
 import { context, propagation, ROOT_CONTEXT, SpanKind, trace, type Attributes, type Span } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { pathOf, type DecisionState, type DecisionTrace } from '../../decision/index.js';
-import type { AuditPrincipal } from '../../observability/audit.js';
-import { MAX_AUDIT_NAME_LENGTH } from '../../observability/audit.js';
+import { bounded, type AuditPrincipal } from '../../observability/audit.js';
+import { TRACER_NAME } from '../../observability/tracing-sdk.js';
 import type { JsonRpcMessageFacts } from '../../policy/jsonrpc.js';
 
 /**
@@ -37,13 +37,6 @@ const ATTRIBUTE = {
   clientId: 'mcp_gateway.client_id',
   stage: 'mcp_gateway.decision.stage',
 } as const;
-
-const TRACER_NAME = 'mcp-auth-gateway';
-
-/** Client-chosen names are recorded, but never at unbounded length (as on the audit line). */
-function bounded(value: string): string {
-  return value.length <= MAX_AUDIT_NAME_LENGTH ? value : `${value.slice(0, MAX_AUDIT_NAME_LENGTH)}…`;
-}
 
 /** The MCP method and its target, named as OpenTelemetry's MCP conventions name them. */
 function messageAttributes(message: JsonRpcMessageFacts | undefined): Attributes {
