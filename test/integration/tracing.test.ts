@@ -317,6 +317,17 @@ describe('tracing through the proxy', () => {
   });
 });
 
+describe('tracing the other pages', () => {
+  it("an authorization code in a consent callback's query is not recorded: url.path is the path alone", async () => {
+    const code = 'authorization-code-canary-8f0';
+    minted.push(code);
+    const traceId = hex(32, '8');
+    await send(`${gatewayUrl}/consent/callback?code=${code}&state=s`, { method: 'GET', headers: { traceparent: `00-${traceId}-${hex(16, '9')}-01` } });
+    const [span] = await traceOf(traceId, (found) => found.length > 0);
+    expect(span?.attributes['url.path']).toBe('/consent/callback');
+  });
+});
+
 describe('tracing through the decision listener', () => {
   it("a question joins the trace of the request the proxy holds (its traceparent) and records the verdict", async () => {
     const traceId = hex(32, '5');
