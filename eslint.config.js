@@ -77,6 +77,26 @@ export default tseslint.config(
     },
   },
   {
+    // Tracing off costs nothing because nothing of it is loaded: elsewhere only its types are imported, and
+    // src/gateway/tracing.ts loads the SDK and the doors' part (a dynamic import) once telemetry.traces is set.
+    files: ['src/**/*.ts'],
+    ignores: ['src/observability/tracing-sdk.ts', 'src/doors/shared/tracing.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@opentelemetry/*', '@fastify/otel', '**/tracing-sdk.js', '**/shared/tracing.js'],
+              allowTypeImports: true,
+              message: 'tracing is loaded only when telemetry.traces is set: import its types, or load it through src/gateway/tracing.ts',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Plain JavaScript: tooling, browser scripts, and nginx's njs (its own runtime, no Node types).
     files: ['eslint.config.js', 'bin/*.js', 'test/clients/*.mjs', 'config/nginx/*.js'],
     ...tseslint.configs.disableTypeChecked,

@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { runLoad } from './load.js';
 import { pinProcess, sampleProcess } from './processes.js';
@@ -18,8 +20,10 @@ import { CLIENT_CORE, startStack, type Stack } from './stack.js';
  * (their order rotating), each round's added p50 (p50 − the direct p50 of that round) as a ratio to reply-from's.
  *
  * A build outside this checkout must still find node_modules: copy `dist/` to a folder inside it (git-ignored).
+ * An entry written `dist/main.js@traces=0.1` runs with `telemetry.traces` at that sample ratio, exporting to a sink
+ * in this process that answers every export at once (what the gateway pays, not what a collector does).
  */
-const usage = 'usage: tsx bench/ab.ts [--rounds N] [--mode c64|c1] [--scenario jwt-reused] [--ms 3000] <main.js> [<main.js> ...]';
+const usage = 'usage: tsx bench/ab.ts [--rounds N] [--mode c64|c1] [--scenario jwt-reused] [--ms 3000] [--gateway-flags=F] <main.js[@traces=RATIO]> ...';
 const { values, positionals: entries } = parseArgs({
   allowPositionals: true,
   options: {
@@ -27,10 +31,21 @@ const { values, positionals: entries } = parseArgs({
     mode: { type: 'string', default: 'c64' },
     scenario: { type: 'string', default: 'jwt-reused' },
     ms: { type: 'string', default: '3000' },
+    'gateway-flags': { type: 'string' },
   },
 });
 if (entries.length === 0 || (values.mode !== 'c64' && values.mode !== 'c1')) throw new Error(usage);
-for (const entry of entries) if (!existsSync(entry)) throw new Error(`${entry}: no such file (${usage})`);
+
+/** `path@traces=RATIO`: the build at `path`, traced at that sample ratio. */
+function parseEntry(entry: string): { readonly path: string; readonly tracesRatio: number | undefined } {
+  const [path = '', option] = entry.split('@traces=');
+  const tracesRatio = option === undefined ? undefined : Number(option);
+  if (tracesRatio !== undefined && !(tracesRatio >= 0 && tracesRatio <= 1)) throw new Error(`${entry}: traces ratio must be 0..1 (${usage})`);
+  return { path, tracesRatio };
+}
+const builds = entries.map(parseEntry);
+for (const { path } of builds) if (!existsSync(path)) throw new Error(`${path}: no such file (${usage})`);
+if (builds[0]?.tracesRatio !== undefined) throw new Error(`the first entry runs untraced (${usage})`);
 const rounds = Number(values.rounds);
 const durationMs = Number(values.ms);
 const WARMUP_MS = 4_000;
@@ -131,8 +146,23 @@ async function compareLatency(targets: readonly Target[], direct: Target): Promi
   });
 }
 
+/** An OTLP/HTTP endpoint that takes every export and answers at once. */
+async function startOtlpSink(): Promise<{ readonly url: string; close(): void }> {
+  const sink = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.end('{}'));
+  });
+  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(sink.address() as AddressInfo).port}`, close: () => sink.close() };
+}
+
 pinProcess(CLIENT_CORE);
-const stack: Stack = await startStack({ gatewayEntry: entries[0] as string });
+const otlpSink = await startOtlpSink();
+const tracesYaml = (ratio: number | undefined): string =>
+  ratio === undefined ? '' : `telemetry: { traces: { otlp_endpoint: "${otlpSink.url}", sample_ratio: ${ratio} } }\n`;
+// Extra node flags for every build's gateway, space separated (e.g. --gateway-flags="--cpu-prof --cpu-prof-dir=DIR").
+const nodeArgs = values['gateway-flags']?.split(' ').filter(Boolean) ?? [];
+const stack: Stack = await startStack({ gatewayEntry: builds[0]?.path as string, nodeArgs });
 try {
   const tokens = await mintTokens(stack, 1);
   const scenarios = loadScenarios({ stack, tokens, calcSessions: { direct: '', gateway: '' } });
@@ -143,7 +173,7 @@ try {
   };
   const scenario = find(values.scenario);
   const gateways = [stack.gateway];
-  for (const entry of entries.slice(1)) gateways.push(await stack.extraGateway(entry));
+  for (const { path, tracesRatio } of builds.slice(1)) gateways.push(await stack.extraGateway(path, tracesYaml(tracesRatio)));
   const reference = stack.references['reply-from'];
   const targets: Target[] = [
     { pid: reference.pid, origin: reference.origin, scenario: find('ref-reply-from') },
@@ -153,4 +183,5 @@ try {
   else await compareCpu(targets);
 } finally {
   await stack.stop();
+  otlpSink.close();
 }

@@ -28,9 +28,10 @@ export interface Stack {
   restartGateway(): Promise<void>;
   /**
    * Another gateway from `gatewayEntry` on ports of its own, with the same config and public URL (the same tokens
-   * are valid there): `bench/ab.ts` loads several builds at once.
+   * are valid there) plus `extraYaml` (top-level sections, e.g. `telemetry`): `bench/ab.ts` loads several builds at
+   * once.
    */
-  extraGateway(gatewayEntry: string): Promise<Stack['gateway']>;
+  extraGateway(gatewayEntry: string, extraYaml?: string): Promise<Stack['gateway']>;
   /**
    * A JWT for `route` with a fresh jti: `valid` (the default), `unknown-kid` (a kid the JWKS lacks) or
    * `bad-signature` (the JWKS's kid, another key's signature).
@@ -134,9 +135,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     };
     const references = { 'undici-pool': await reference('undici-pool'), 'reply-from': await reference('reply-from') };
 
-    const writeConfig = async (name: string, port: number, ownDecisionPort: number): Promise<string> => {
+    const writeConfig = async (name: string, port: number, ownDecisionPort: number, extraYaml = ''): Promise<string> => {
       const file = join(workDir, name);
-      writeFileSync(file, gatewayYaml(port, gatewayPort, await freePort(), ownDecisionPort, issuer, upstream.info.url, calculator.info.url));
+      writeFileSync(file, gatewayYaml(port, gatewayPort, await freePort(), ownDecisionPort, issuer, upstream.info.url, calculator.info.url) + extraYaml);
       return file;
     };
     const configFile = await writeConfig('gateway.yaml', gatewayPort, decisionPort);
@@ -182,9 +183,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       calculator: endpoint(calculator),
       references,
       authority,
-      async extraGateway(gatewayEntry) {
+      async extraGateway(gatewayEntry, extraYaml) {
         const [port, ownDecisionPort] = [await freePort(), await freePort()];
-        return spawnGateway(gatewayEntry, await writeConfig(`gateway-${port}.yaml`, port, ownDecisionPort), port, ownDecisionPort);
+        return spawnGateway(gatewayEntry, await writeConfig(`gateway-${port}.yaml`, port, ownDecisionPort, extraYaml), port, ownDecisionPort);
       },
       async restartGateway() {
         await gateway.stop();

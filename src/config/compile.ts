@@ -13,6 +13,7 @@ import { compileLog } from './sections/log.js';
 import { compilePublicUrl, publicBase } from './sections/public-url.js';
 import { compileRouteTable } from './sections/routes/route-table.js';
 import { compileShutdown } from './sections/shutdown.js';
+import { compileTelemetry } from './sections/telemetry.js';
 import type { CompiledConfig } from './types.js';
 
 export { broadestScopes, impliedScopes } from './sections/routes/policy.js';
@@ -49,6 +50,7 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
     limits: compileLimits(raw.limits),
     signingKey: optionalSecret(raw.signing_key),
     ...compileLog(raw.log),
+    telemetry: compileTelemetry(raw.telemetry),
     warnings: [...crossSectionWarnings(raw, referencedPaths), ...routeTable.warnings],
   };
   return { config: deepFreeze(config) };

@@ -6,6 +6,7 @@ import type { DecisionProxy } from './sections/decision.js';
 import { routeSecrets, routeUrls } from './sections/routes/route.js';
 import { decidesPerOperation } from './sections/routes/policy.js';
 import { callerIssuer } from './sections/routes/tokens.js';
+import { telemetrySecrets, telemetryWarnings } from './sections/telemetry.js';
 import { isInsecureHttp } from './url.js';
 
 /**
@@ -93,6 +94,7 @@ export function crossSectionWarnings(raw: RawConfig, referencedPaths: ReadonlySe
       'cache: no Redis; user_oauth grants are kept in this process only (lost at restart, not shared by replicas): users connect again',
     );
   }
+  found.push(...telemetryWarnings(raw.telemetry));
   return [...literalSecretWarnings(raw, referencedPaths), ...found];
 }
 
@@ -104,6 +106,7 @@ function literalSecretWarnings(raw: RawConfig, referencedPaths: ReadonlySet<stri
     ['decision.secret', raw.decision?.secret],
     ...consentSecrets(raw.consent),
     ...raw.routes.flatMap((route, index) => routeSecrets(route, index)),
+    ...telemetrySecrets(raw.telemetry),
   ];
   return secrets
     .filter(([path, value]) => value !== undefined && !referencedPaths.has(path))

@@ -10,6 +10,7 @@ import { publicUrlKeys } from './sections/public-url.js';
 import { routesSchema } from './sections/routes/route-table.js';
 import { shutdownSchema } from './sections/shutdown.js';
 import { signingKeySchema } from './sections/signing-key.js';
+import { telemetrySchema } from './sections/telemetry.js';
 
 export { DECISION_PROXIES, DECISION_SECRET_HEADER } from './sections/decision.js';
 
@@ -33,6 +34,7 @@ export const configSchema = z
     consent: consentSchema,
     routes: routesSchema,
     signing_key: signingKeySchema,
+    telemetry: telemetrySchema,
   })
   .meta({
     title: 'mcp-auth-gateway configuration',

@@ -9,6 +9,7 @@ import type { LogSettings } from './sections/log.js';
 import type { HostPolicy } from './sections/public-url.js';
 import type { CompiledRoute } from './sections/routes/route.js';
 import type { ShutdownSettings } from './sections/shutdown.js';
+import type { TelemetrySettings } from './sections/telemetry.js';
 import type { TrustedProxies } from './trusted-proxies.js';
 
 /**
@@ -36,6 +37,7 @@ export type { IntrospectionAuthMethod, IntrospectionSettings, JwtAlgorithm, JwtS
 export type { UpstreamAuth, UserOAuthSettings } from './sections/routes/upstream-auth.js';
 export type { UpstreamSettings } from './sections/routes/upstream.js';
 export type { ShutdownSettings } from './sections/shutdown.js';
+export type { TelemetrySettings, TracesSettings } from './sections/telemetry.js';
 
 export interface CompiledConfig {
   readonly listen: ListenSettings;
@@ -63,6 +65,8 @@ export interface CompiledConfig {
   readonly logLevel: LogSettings['logLevel'];
   /** How audit lines name the caller (`log.audit_subject`). */
   readonly auditSubject: LogSettings['auditSubject'];
+  /** OpenTelemetry traces (`telemetry.traces`); set up at start, a reload does not change them. */
+  readonly telemetry: TelemetrySettings;
   /** Non-fatal findings (e.g. a policy scope absent from scopes_supported), printed by check-config and at start. */
   readonly warnings: readonly string[];
 }

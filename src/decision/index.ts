@@ -14,6 +14,7 @@ export type {
   AuthContext,
   BindingState,
   DecisionRuntime,
+  DecisionTrace,
   IdentityAsserter,
   PrincipalSlots,
   RateLimiter,

@@ -125,3 +125,13 @@ export interface DecisionRuntime {
   /** Per caller on this process, across reloads: standalone streams, and requests in flight (proxy door). */
   readonly slots: { readonly streams: PrincipalSlots; readonly requestsInFlight: PrincipalSlots };
 }
+
+/**
+ * Where a traced request's decision is recorded (an OpenTelemetry span, src/doors/shared/tracing.ts): told of each
+ * step as it starts, so the span shows which step ran when and, on a refusal, which one refused; then of the verdict.
+ */
+export interface DecisionTrace {
+  step(name: string, stage: 'admit' | 'authorize'): void;
+  /** `allowed` (authorized), `answered` (an early answer: preflight, 405), or the refusal's code (told by the door). */
+  decided(verdict: string): void;
+}

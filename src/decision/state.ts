@@ -1,6 +1,6 @@
 import type { JsonRpcId, JsonRpcMessageFacts } from '../policy/jsonrpc.js';
 import type { RequestFacts } from './facts.js';
-import type { AuthContext, DecisionRuntime, RouteRuntime } from './ports.js';
+import type { AuthContext, DecisionRuntime, DecisionTrace, RouteRuntime } from './ports.js';
 
 /**
  * Which front door asks: the gateway's own proxy (it sees the upstream's answers, and takes stream and request
@@ -39,6 +39,8 @@ export interface DecisionState {
   upstreamHeaders: Readonly<Record<string, string>>;
   /** Gives back the stream or request slot the request took (proxy door), when its answer ends. */
   releaseSlot: (() => void) | undefined;
+  /** The request's span, told of each step as it starts; absent unless the request is traced. */
+  trace: DecisionTrace | undefined;
 }
 
 const NO_SCOPES: ReadonlySet<string> = new Set();
@@ -66,6 +68,7 @@ class DecisionRecord implements DecisionState {
   jsonRpcId: JsonRpcId = null;
   upstreamHeaders: Readonly<Record<string, string>> = NO_HEADERS;
   releaseSlot: (() => void) | undefined = undefined;
+  trace: DecisionTrace | undefined = undefined;
   #callerToken: string | undefined;
 
   constructor(runtime: DecisionRuntime, facts: RequestFacts, door: Door) {

@@ -55,6 +55,6 @@ export const STEPS: readonly StepRow[] = [
 ];
 
 /** The steps of one stage for one door, in order. */
-export function stepsFor(stage: StepRow['stage'], door: StepDoor): readonly Step[] {
-  return STEPS.filter((row) => row.stage === stage && row.doors.includes(door)).map((row) => row.run);
+export function stepsFor(stage: StepRow['stage'], door: StepDoor): readonly StepRow[] {
+  return STEPS.filter((row) => row.stage === stage && row.doors.includes(door));
 }

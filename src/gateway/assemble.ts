@@ -8,6 +8,7 @@ import type { CompiledConfig } from '../config/types.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { createGatewayMetrics } from '../observability/metrics.js';
 import { buildServer, type Gateway } from './build.js';
+import type { GatewayTracing } from './tracing.js';
 
 export interface AssembleOptions {
   readonly logger: Logger;
@@ -18,6 +19,8 @@ export interface AssembleOptions {
   /** Injected in tests: see ServerDeps. */
   readonly fetch?: typeof fetch;
   readonly now?: () => number;
+  /** Started by startTracing when `telemetry.traces` is set. */
+  readonly tracing?: GatewayTracing;
 }
 
 /** The production wiring of a compiled config: cache store, per-route verifiers, server. Does not listen. */
@@ -36,6 +39,7 @@ export function assembleGateway(config: CompiledConfig, options: AssembleOptions
     metrics,
     ...(options.fetch && { fetch: options.fetch }),
     ...(options.now && { now: options.now }),
+    ...(options.tracing && { tracing: options.tracing }),
     verifierFor: (route) => createRouteVerifier(route, { store: cache, keySecret, logger, counters, jwtCaches }),
   });
 }

@@ -18,6 +18,7 @@ import { registerRequestLifecycle, type PendingRequest, type PendingRequests } f
 import { requestObserver, upstreamObserver } from '../doors/shared/observe.js';
 import { sendRefusal } from '../doors/shared/refusal.js';
 import { createSigningKeySource } from '../identity/signing-key.js';
+import { hashedPrincipal } from '../observability/audit.js';
 import { runQueued } from '../observability/after-turn.js';
 import { readiness } from '../observability/health.js';
 import { createGatewayMetrics, type GatewayMetrics } from '../observability/metrics.js';
@@ -29,6 +30,7 @@ import { shutdown } from '../reload/shutdown.js';
 import { createSeenSessions } from '../session/bindings.js';
 import { createGeneration, retireGeneration, warmGeneration } from './generation.js';
 import type { RuntimeServices, VerifierFactory } from './runtime.js';
+import type { GatewayTracing } from './tracing.js';
 import { timedVerifiers } from './verifier-timing.js';
 
 export interface ServerDeps {
@@ -43,6 +45,8 @@ export interface ServerDeps {
   readonly fetch?: typeof fetch;
   /** Clock of upstream credentials and consent, ms since the epoch (injected in tests). */
   readonly now?: () => number;
+  /** OpenTelemetry traces, when `telemetry.traces` is set (started by startTracing); shut down with the gateway. */
+  readonly tracing?: GatewayTracing;
 }
 
 export interface Gateway {
@@ -114,6 +118,10 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
   const readinessNow = () => readiness(current(), deps.cache.status(), draining);
 
   const app = buildMainListener(config.limits, deps.logger, metrics);
+  // Callers are named in spans by the keyed hash `log.audit_subject: hashed` writes, whatever the audit lines use.
+  const tracing = deps.tracing?.forDoors(hashedPrincipal(services.keySecret));
+  // Before any other hook: every request's span is open when the first hook runs. Probes get none.
+  tracing?.register(app, { ignore: (path) => HEALTH_PATHS.has(path) });
 
   // First: every request is pinned and tracked (refused at once while draining), counted and audited.
   const observe = requestObserver({ metrics, logger: deps.logger });
@@ -141,6 +149,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     sendError: refuse,
     eventStreams: streams,
     onUpstreamResult: upstreamObserver(metrics),
+    ...(tracing && { tracing }),
   });
   const admin = buildAdminServer({ logger: deps.logger, metrics, readinessNow });
   const decision =
@@ -156,6 +165,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
         return (request) => decisionLifecycle.runtimeOf(request).runtime;
       },
       draining: () => draining,
+      ...(tracing && { tracing }),
     });
 
   return {
@@ -218,8 +228,9 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
         });
         if (result === 'forced') deps.logger.warn('shutdown grace period over: remaining connections were cut');
         await Promise.all([runtimes.close(), admin.close(), deps.cache.close()]);
-        // The last requests' audit lines and metrics, before the process exits.
+        // The last requests' audit lines and metrics, before the process exits; then their spans.
         runQueued();
+        await deps.tracing?.provider.shutdown();
       })();
       return closing;
     },

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { loadConfigOrExit } from '../config/cli.js';
 import { createLogger } from '../observability/logger.js';
 import { assembleGateway } from './assemble.js';
+import { startTracing } from './tracing.js';
 import type { CompiledConfig } from '../config/types.js';
 import { createConfigReloader } from '../reload/config-reloader.js';
 import { watchConfigFile } from '../reload/watch.js';
@@ -23,7 +24,9 @@ export interface ServeOptions {
  */
 export async function serveGateway({ file, config, logger }: ServeOptions): Promise<void> {
   let active = config;
-  const gateway = assembleGateway(config, { logger });
+  const traces = config.telemetry.traces;
+  const tracing = traces && (await startTracing(traces, logger));
+  const gateway = assembleGateway(config, { logger, ...(tracing && { tracing }) });
   const url = await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
   const admin = config.admin.enabled
     ? await gateway.admin.listen({ host: config.admin.host, port: config.admin.port })

@@ -60,7 +60,8 @@ export interface AuditRecord {
 /** Client-chosen names are logged, but never at unbounded length. */
 export const MAX_AUDIT_NAME_LENGTH = 200;
 
-function bounded(value: string): string {
+/** A client-chosen name (tool, resource, prompt, client id) cut to `MAX_AUDIT_NAME_LENGTH`; spans record them alike. */
+export function bounded(value: string): string {
   return value.length <= MAX_AUDIT_NAME_LENGTH ? value : `${value.slice(0, MAX_AUDIT_NAME_LENGTH)}…`;
 }
 

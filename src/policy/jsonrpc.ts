@@ -23,6 +23,16 @@ export interface JsonRpcMessageFacts {
    * a string is kept as its JSON text, which no MCP-Protocol-Version header can equal.
    */
   readonly protocolVersion?: string;
+  /**
+   * `params._meta.traceparent` and `tracestate` (W3C Trace Context in `_meta`, MCP SEP-414), when `traceparent` is a
+   * string: the message's own trace, which the upstream call continues when tracing is on. Never a policy input.
+   */
+  readonly traceContext?: MessageTraceContext;
+}
+
+export interface MessageTraceContext {
+  readonly traceparent: string;
+  readonly tracestate?: string;
 }
 
 export type JsonRpcInvalidReason =
@@ -145,18 +155,29 @@ function isJsonRpcMessage(message: Record<string, unknown>): boolean {
 const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 
 /** The request's declared protocol version in `params._meta` (MCP 2026-07-28), when there is one. */
-function metaProtocolVersion(params: Record<string, unknown> | undefined): string | undefined {
-  const meta = params && Object.hasOwn(params, '_meta') && isObject(params._meta) ? params._meta : undefined;
-  if (!meta || !Object.hasOwn(meta, PROTOCOL_VERSION_META)) return undefined;
+function metaProtocolVersion(meta: Record<string, unknown>): string | undefined {
+  if (!Object.hasOwn(meta, PROTOCOL_VERSION_META)) return undefined;
   const version = meta[PROTOCOL_VERSION_META];
   return typeof version === 'string' ? version : JSON.stringify(version);
 }
 
+/** `_meta.traceparent` / `tracestate` as the message carries them; their W3C format is checked where they are used. */
+function metaTraceContext(meta: Record<string, unknown>): MessageTraceContext | undefined {
+  const traceparent = ownString(meta, 'traceparent');
+  if (traceparent === undefined) return undefined;
+  const tracestate = ownString(meta, 'tracestate');
+  return tracestate === undefined ? { traceparent } : { traceparent, tracestate };
+}
+
 function facts(message: Record<string, unknown>): JsonRpcMessageFacts {
   const params = Object.hasOwn(message, 'params') && isObject(message.params) ? message.params : undefined;
-  const protocolVersion = metaProtocolVersion(params);
   const operation = operationFacts(message, params);
-  return protocolVersion === undefined ? operation : { ...operation, protocolVersion };
+  const meta = params && Object.hasOwn(params, '_meta') && isObject(params._meta) ? params._meta : undefined;
+  if (!meta) return operation;
+  const protocolVersion = metaProtocolVersion(meta);
+  const traceContext = metaTraceContext(meta);
+  if (protocolVersion === undefined && traceContext === undefined) return operation;
+  return { ...operation, ...(protocolVersion !== undefined && { protocolVersion }), ...(traceContext && { traceContext }) };
 }
 
 function operationFacts(message: Record<string, unknown>, params: Record<string, unknown> | undefined): JsonRpcMessageFacts {

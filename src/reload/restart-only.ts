@@ -24,6 +24,8 @@ export function restartOnlyChanges(started: CompiledConfig, next: CompiledConfig
     ['cache.command_timeout', started.cache.commandTimeout !== next.cache.commandTimeout],
     ['cache.memory', JSON.stringify(started.cache.memory) !== JSON.stringify(next.cache.memory)],
     // Lowering the limit applies at once (enforced per request); raising it past the start value cannot.
+    // The tracer provider and its exporter are set up once, at start.
+    ['telemetry.traces', tracesIdentity(started) !== tracesIdentity(next)],
     ['limits.max_body_bytes', next.limits.maxBodyBytes > started.limits.maxBodyBytes],
   ];
   return changed.filter(([, differs]) => differs).map(([path]) => path);
@@ -36,4 +38,12 @@ function redisIdentity(config: CompiledConfig, mode: 'sentinel' | 'cluster'): st
   const { password, ...rest } = redis;
   const sentinelPassword = redis.mode === 'sentinel' ? redis.sentinelPassword?.reveal() : undefined;
   return JSON.stringify({ ...rest, password: password?.reveal(), sentinelPassword });
+}
+
+/** What the tracer provider was built from, header values revealed (compared, never printed). */
+function tracesIdentity(config: CompiledConfig): string {
+  const traces = config.telemetry.traces;
+  if (!traces) return '';
+  const headers = [...traces.headers].map(([name, value]) => [name, value.reveal()]);
+  return JSON.stringify({ endpoint: traces.endpoint.href, sampleRatio: traces.sampleRatio, headers });
 }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
+import { startOtlpReceiver } from '../helpers/otlp-receiver.js';
 import { sampleValue, scrape } from '../helpers/metrics.js';
 import { bodyReader, openEventStream } from '../helpers/sse.js';
 import { jsonRpcEcho, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
@@ -151,6 +152,26 @@ describe('mcp-auth-gateway serve (real process)', () => {
     const { samples } = await scrape(admin);
     expect(sampleValue(samples, 'mcp_gateway_config_reloads_total', { result: 'success' })).toBe(2);
     expect(sampleValue(samples, 'mcp_gateway_config_reloads_total', { result: 'failure' })).toBe(1);
+  });
+
+  it('telemetry.traces: serve exports the request spans, and flushes the last ones before it exits on SIGTERM', async () => {
+    const receiver = await startOtlpReceiver();
+    try {
+      const file = join(dir, 'gateway.yaml');
+      await writeFile(file, `${configYaml('calc')}telemetry: { traces: { otlp_endpoint: "${receiver.url}" } }\n`);
+      served = await serve(file);
+      expect(await served.waitForLog((line) => String(line.msg).startsWith('tracing:'))).toMatchObject({ otlp_endpoint: receiver.url, sample_ratio: 1 });
+      const traceId = '0123456789abcdef0123456789abcdef';
+      const response = await post(served.url, 'calc', { traceparent: `00-${traceId}-0123456789abcdef-01` });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+      served.child.kill('SIGTERM');
+      expect(await served.exited).toBe(0);
+      const request = receiver.spans().find((span) => span.traceId === traceId && span.attributes['mcp_gateway.route'] === 'calc');
+      expect(request).toMatchObject({ name: 'POST /calc/mcp', parentSpanId: '0123456789abcdef' });
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('I11 SIGTERM: readiness 503 and new requests 503 while draining, open GET stream ended cleanly, in-flight POST finishes, exit 0', async () => {

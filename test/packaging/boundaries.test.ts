@@ -30,14 +30,19 @@ describe('npm run lint holds the boundaries of the layout', () => {
     ['a service imports the wiring root', 'src/auth/planted.ts', "import { buildServer } from '../gateway/build.js';\nexport const planted = buildServer;\n"],
     ['a file at src/ imports the wiring root', 'src/planted.ts', "import { buildServer } from './gateway/build.js';\nexport const planted = buildServer;\n"],
     ['a service imports fastify', 'src/grants/planted.ts', "import fastify from 'fastify';\nexport const planted = fastify;\n"],
+    ['a door loads the OpenTelemetry API at start', 'src/doors/proxy/planted.ts', "import { trace } from '@opentelemetry/api';\nexport const planted = trace;\n"],
+    ['a door loads its tracing module at start', 'src/doors/proxy/planted.ts', "import { createDoorTracing } from '../shared/tracing.js';\nexport const planted = createDoorTracing;\n"],
+    ['the wiring root loads the SDK at start', 'src/gateway/planted.ts', "import { startTracerProvider } from '../observability/tracing-sdk.js';\nexport const planted = startTracerProvider;\n"],
+    ['the wiring root loads the fastify instrumentation at start', 'src/gateway/planted.ts', "import { FastifyOtelInstrumentation } from '@fastify/otel';\nexport const planted = FastifyOtelInstrumentation;\n"],
   ])('fails when %s', async (_name, filePath, code) => {
     const rules = await ruleIds(filePath, code);
     expect(rules.length).toBeGreaterThan(0);
-    expect(rules.every((rule) => rule === 'no-restricted-imports' || rule === 'import-x/no-restricted-paths')).toBe(true);
+    expect(rules.every((rule) => ['no-restricted-imports', '@typescript-eslint/no-restricted-imports', 'import-x/no-restricted-paths'].includes(rule))).toBe(true);
   });
 
   it.each<[string, string, string]>([
     ['a door imports the decision\'s public face', 'src/doors/planted.ts', "import { createDecisionState } from '../decision/index.js';\nexport const planted = createDecisionState;\n"],
+    ['a door imports the tracing types only', 'src/doors/proxy/planted.ts', "import type { DoorTracing } from '../shared/tracing.js';\nexport type Planted = DoorTracing;\n"],
     ['a decision step imports policy and lib', 'src/decision/steps/planted.ts', "import { grantsAll } from '../../policy/scopes.js';\nimport { settle } from '../../lib/maybe-promise.js';\nexport const planted = [grantsAll, settle];\n"],
     ['cache/ imports lib/', 'src/cache/planted.ts', "import { perObject } from '../lib/memo.js';\nexport const planted = perObject;\n"],
     ['main.ts imports the wiring root', 'src/main.ts', "import { serveCommand } from './gateway/serve.js';\nexport const planted = serveCommand;\n"],

@@ -25,6 +25,7 @@ import { UNMATCHED_ROUTE, type GatewayMetrics } from '../../observability/metric
 import { lazyRequestLogger } from '../shared/request-logger.js';
 import { requestFacts } from '../shared/request-facts.js';
 import type { DoorRuntime } from '../shared/runtime.js';
+import type { DoorTracing } from '../shared/tracing.js';
 import { originalRequest } from './original-request.js';
 import { allowHeaders, refusalForProxy } from './verdict.js';
 
@@ -39,6 +40,8 @@ export interface DecisionServerOptions {
   readonly pinRuntimes: (app: FastifyInstance) => (request: FastifyRequest) => DoorRuntime;
   /** True while shutting down: new decisions get 503 so the proxy retries elsewhere. */
   readonly draining: () => boolean;
+  /** Spans, when `telemetry.traces` is set: a question joins the trace of the request the proxy holds (its traceparent). */
+  readonly tracing?: DoorTracing;
 }
 
 /** Envoy sends this when `with_request_body.allow_partial_message` cut the body: a partial message decides nothing. */
@@ -64,6 +67,7 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
     childLoggerFactory: lazyRequestLogger,
     bodyLimit: options.maxBodyBytes,
   });
+  options.tracing?.register(app, {});
   keepRawBodies(app, options.maxBodyBytes);
   const methods = acceptEveryMethod(app);
   const runtimeOf = options.pinRuntimes(app);
@@ -113,6 +117,7 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
       let answer: ErrorResponse;
       try {
         state = createDecisionState(runtime, describedRequest(request, runtime, settings), 'listener');
+        options.tracing?.traceDecision(request, state);
         const early = await admit(state);
         if (early) {
           answer = { statusCode: early.status, headers: { ...state.responseHeaders, ...early.headers }, body: '' };
@@ -123,6 +128,7 @@ export function buildDecisionServer(options: DecisionServerOptions): FastifyInst
         }
       } catch (error) {
         if (!isGatewayError(error)) throw error;
+        state?.trace?.decided(error.code);
         warnBodyless(state, error, dialect);
         options.metrics.refusal(state?.entry?.route.name ?? UNMATCHED_ROUTE, error.code);
         answer = refusalForProxy(refusalResponse(error, state), dialect);

@@ -21,6 +21,7 @@ import {
 import { settle } from '../../lib/maybe-promise.js';
 import { isEventStream, isJsonMediaType } from '../../lib/media-type.js';
 import { trackEventStream } from '../shared/observe.js';
+import type { DoorTracing } from '../shared/tracing.js';
 import type { SseStreams } from '../../observability/sse-streams.js';
 import { requestFacts } from '../shared/request-facts.js';
 import { acceptEveryMethod, keepRawBodies } from '../shared/raw-body.js';
@@ -41,6 +42,8 @@ export interface ProxyRoutesOptions {
   readonly eventStreams: SseStreams;
   /** Told once per upstream exchange: its status (or how it failed) and the milliseconds to response headers. */
   readonly onUpstreamResult?: (request: FastifyRequest, result: number | 'unreachable' | 'timeout', elapsedMs: number) => void;
+  /** Spans, when `telemetry.traces` is set. */
+  readonly tracing?: DoorTracing;
 }
 
 /** The decision of a request that reached the handler: admitted, so its route and caller are known. */
@@ -71,8 +74,13 @@ function upstreamPath(upstream: URL, requestUrl: string): string {
  * The request headers for the upstream. Content-Length is not on the allowlist: undici counts the body it sends (a
  * chunked request arrives without one; a body on a method that forwards none must not announce one).
  */
-function outgoingHeaders(request: FastifyRequest, state: ReturnType<typeof admittedState>, forwardsBody: boolean, listFiltered: boolean) {
+function outgoingHeaders(request: FastifyRequest, state: ReturnType<typeof admittedState>, forwardsBody: boolean, listFiltered: boolean, traced: boolean) {
   const headers = upstreamRequestHeaders(request.headers, state.upstreamHeaders, state.entry.route.upstream.forwardHeaders);
+  // Traced, the call carries the gateway's own span as traceparent (set by the undici instrumentation), not the client's.
+  if (traced) {
+    delete headers.traceparent;
+    delete headers.tracestate;
+  }
   headers['x-request-id'] = request.id;
   if (forwardsBody) headers['content-type'] ??= 'application/json';
   else delete headers['content-type'];
@@ -209,6 +217,7 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       const runtime = options.current(request);
       const state = createDecisionState(runtime, requestFacts(request, runtime.config.trustedProxies), 'proxy');
       request.decision = state;
+      options.tracing?.traceDecision(request, state);
       settle(
         () => admit(state),
         (error, answer) => {
@@ -236,17 +245,20 @@ export function registerProxyRoutes(app: FastifyInstance, options: ProxyRoutesOp
       const exchange = new UpstreamExchange(reply.raw, state.releaseSlot);
 
       const startedAt = performance.now();
-      const call = new UpstreamCall(
-        options.dispatcherOf(request, state.entry.route.name),
-        {
-          origin: upstream.origin,
-          path: upstreamPath(upstream, request.url),
-          method: request.method,
-          headers: outgoingHeaders(request, state, forwardsBody, rewrite !== undefined),
-          body: forwardsBody ? (state.body ?? null) : null,
-        },
-        request.method === 'HEAD' ? neverWhole : holdsWhole,
-      );
+      const { tracing } = options;
+      const startCall = () =>
+        new UpstreamCall(
+          options.dispatcherOf(request, state.entry.route.name),
+          {
+            origin: upstream.origin,
+            path: upstreamPath(upstream, request.url),
+            method: request.method,
+            headers: outgoingHeaders(request, state, forwardsBody, rewrite !== undefined, tracing !== undefined),
+            body: forwardsBody ? (state.body ?? null) : null,
+          },
+          request.method === 'HEAD' ? neverWhole : holdsWhole,
+        );
+      const call = tracing ? tracing.inMessageTrace(request, reply, state.message, startCall) : startCall();
       exchange.call = call;
       let response: UpstreamAnswer;
       try {

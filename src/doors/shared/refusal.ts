@@ -26,6 +26,7 @@ export function refusalOf(error: FastifyError | Error): GatewayError {
 export function sendRefusal(metrics: GatewayMetrics, request: FastifyRequest, reply: FastifyReply, error: GatewayError): void {
   const route = request.decision?.entry?.route.name;
   metrics.refusal(route ?? UNMATCHED_ROUTE, error.code);
+  request.decision?.trace?.decided(error.code);
   const response = refusalResponse(error, request.decision);
   if (error.code === 'internal_error') request.log.error({ err: error.cause }, 'unexpected error');
   else {

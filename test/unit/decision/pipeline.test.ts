@@ -148,3 +148,45 @@ describe('decision pipeline: the order of the steps is the contract', () => {
     expect(JSON.parse(refusalResponse(refusal!, state).body)).toMatchObject({ id: 9, error: { code: -32020 } });
   });
 });
+
+describe('a traced decision (state.trace)', () => {
+  /** Records what the pipeline tells the request's span. */
+  function recorder(state: DecisionState): string[] {
+    const told: string[] = [];
+    state.trace = { step: (name, stage) => told.push(`${stage}: ${name}`), decided: (verdict) => told.push(`decided ${verdict}`) };
+    return told;
+  }
+
+  it('hears of every step as it starts, then of the verdict', async () => {
+    const state = createDecisionState(runtime, facts('POST', { authorization: `Bearer ${await token('mcp')}`, 'content-type': 'application/json' }), 'proxy');
+    const told = recorder(state);
+    expect(await admit(state)).toBeUndefined();
+    state.body = Buffer.from(call('add'));
+    await authorize(state);
+    expect(told).toEqual([
+      'admit: route', 'admit: origin', 'admit: preflight', 'admit: token', 'admit: method', 'admit: route scopes',
+      'admit: rate limit', 'admit: session',
+      'authorize: message', 'authorize: operation scopes', 'authorize: upstream headers', 'authorize: stream or request slot',
+      'decided allowed',
+    ]);
+  });
+
+  it('hears of an early answer (preflight) as answered', async () => {
+    const state = createDecisionState(
+      runtime,
+      facts('OPTIONS', { origin: 'https://app.example', 'access-control-request-method': 'POST' }),
+      'proxy',
+    );
+    const told = recorder(state);
+    expect((await admit(state))?.status).toBe(204);
+    expect(told.at(-1)).toBe('decided answered');
+  });
+
+  it('stops at the refusing step: the door tells the refusal (the last step heard is the one that refused)', () => {
+    const state = createDecisionState(runtime, facts('POST', {}), 'proxy');
+    const told = recorder(state);
+    // Nothing to wait for: the refusal is thrown at once.
+    expect(() => admit(state)).toThrow(GatewayError);
+    expect(told.at(-1)).toBe('admit: token');
+  });
+});

@@ -23,6 +23,11 @@ describe('settings a reload cannot change', () => {
     ],
     ['the Redis command timeout and in-process bounds', { 'cache.command_timeout': '300ms', 'cache.memory.sessions': 500, 'limits.max_body_bytes': 4096 }, ['cache.command_timeout', 'cache.memory']],
     [
+      'telemetry.traces: the tracer provider is built at start',
+      { telemetry: { traces: { otlp_endpoint: 'http://127.0.0.1:4318' } }, 'limits.max_body_bytes': 4096 },
+      ['telemetry.traces'],
+    ],
+    [
       'the decision listener: its socket needs a restart, its proxy and secret do not',
       { decision: { port: 8282, proxy: 'envoy', unauthenticated: true }, 'limits.max_body_bytes': 4096 },
       ['decision'],
