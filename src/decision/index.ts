@@ -5,7 +5,7 @@
  */
 export { answerStarted, listRewrite, recordAnswer, upstreamRefusal, type MessageRewrite, type UpstreamAnswer } from './after-answer.js';
 export { B64TOKEN } from './bearer-token.js';
-export { challengeScopes } from './challenge.js';
+export { challengeSchemes, challengeScopes, type ChallengeSchemes } from './challenge.js';
 export { PUBLIC_DOCUMENT_CORS, publicDocumentPreflightHeaders } from './cors.js';
 export { carriesLink, elicitationAnswer, type ElicitationAnswer, type ElicitationRequest } from './elicitation.js';
 export { pathOf, singleHeader, type HeaderMap, type RequestFacts } from './facts.js';
@@ -14,6 +14,8 @@ export type {
   AuthContext,
   BindingState,
   DecisionRuntime,
+  DpopProofChecker,
+  DpopRequest,
   IdentityAsserter,
   PrincipalSlots,
   RateLimiter,

@@ -1,4 +1,4 @@
-import { buildChallenge, CHALLENGE_DESCRIPTIONS, type ChallengeError } from './challenge.js';
+import { BEARER_ONLY, buildChallenge, CHALLENGE_DESCRIPTIONS, type ChallengeError, type ChallengeSchemes } from './challenge.js';
 import type { GatewayError, Refusal, RefusalCode, UrlElicitation } from './refusal.js';
 
 /**
@@ -17,6 +17,8 @@ export interface ChallengeContext {
   readonly metadataUrl: string;
   /** Scopes to advertise in a 401 challenge (the route's scopes, or scopes_supported). */
   readonly challengeScopes: readonly string[];
+  /** The schemes the route takes, a challenge each; default Bearer only. */
+  readonly schemes?: ChallengeSchemes | undefined;
 }
 
 /** Where a refusal happened: the route's challenge (when a route matched) and the JSON-RPC id it answers. */
@@ -73,7 +75,10 @@ function bare(error: string, statusCode: number): ErrorResponse {
   return { statusCode, headers: JSON_TYPE, body: JSON.stringify({ error }) };
 }
 
-/** RFC 6750 §3: a 401/403/400 with the route's `WWW-Authenticate` challenge (none when no route matched). */
+/**
+ * RFC 6750 §3 / RFC 9449 §7.1: a 401/403/400 with the route's `WWW-Authenticate` challenges (none when no route
+ * matched); `use_dpop_nonce` also names the nonce to use (RFC 9449 §9).
+ */
 function challenged(statusCode: number, code: ChallengeError | 'missing_token', description: string) {
   return (refusal: Refusal, at: AnswerContext): ErrorResponse => {
     const headers: Record<string, string> = { ...NO_STORE_JSON };
@@ -82,8 +87,10 @@ function challenged(statusCode: number, code: ChallengeError | 'missing_token', 
         ...(code === 'missing_token' ? {} : { error: code }),
         resourceMetadataUrl: at.challenge.metadataUrl,
         scopes: refusal.code === 'insufficient_scope' ? refusal.requiredScopes : at.challenge.challengeScopes,
+        schemes: at.challenge.schemes ?? BEARER_ONLY,
       });
     }
+    if (refusal.code === 'use_dpop_nonce') headers['dpop-nonce'] = refusal.nonce;
     return { statusCode, headers, body: oauthBody(code, description) };
   };
 }
@@ -108,6 +115,8 @@ const TABLE: Readonly<Record<RefusalCode, Row>> = {
   invalid_request: challenged(400, 'invalid_request', CHALLENGE_DESCRIPTIONS.invalid_request),
   invalid_token: challenged(401, 'invalid_token', CHALLENGE_DESCRIPTIONS.invalid_token),
   insufficient_scope: challenged(403, 'insufficient_scope', CHALLENGE_DESCRIPTIONS.insufficient_scope),
+  invalid_dpop_proof: challenged(401, 'invalid_dpop_proof', CHALLENGE_DESCRIPTIONS.invalid_dpop_proof),
+  use_dpop_nonce: challenged(401, 'use_dpop_nonce', CHALLENGE_DESCRIPTIONS.use_dpop_nonce),
   // No challenge: a 401 would make every client authorize again for an outage of the gateway's own.
   auth_unavailable: () => ({
     statusCode: 503,
@@ -192,7 +201,13 @@ export function errorResponse(error: GatewayError, challenge: ChallengeContext |
 
 /** What a refusal's answer needs to know about the decision so far (decision/state.ts). */
 export interface RefusedRequest {
-  readonly entry?: { readonly route: { readonly metadataUrl: string }; readonly challengeScopes: readonly string[] } | undefined;
+  readonly entry?:
+    | {
+        readonly route: { readonly metadataUrl: string };
+        readonly challengeScopes: readonly string[];
+        readonly challengeSchemes?: ChallengeSchemes;
+      }
+    | undefined;
   readonly jsonRpcId?: string | number | null;
   /** CORS headers the request earned before it was refused. */
   readonly responseHeaders?: Readonly<Record<string, string>>;
@@ -204,7 +219,7 @@ export interface RefusedRequest {
  */
 export function refusalResponse(error: GatewayError, request: RefusedRequest | null | undefined): ErrorResponse {
   const entry = request?.entry;
-  const challenge = entry && { metadataUrl: entry.route.metadataUrl, challengeScopes: entry.challengeScopes };
+  const challenge = entry && { metadataUrl: entry.route.metadataUrl, challengeScopes: entry.challengeScopes, schemes: entry.challengeSchemes };
   const response = errorResponse(error, challenge, request?.jsonRpcId ?? null);
   const cors = request?.responseHeaders;
   return cors && Object.keys(cors).length > 0 ? { ...response, headers: { ...cors, ...response.headers } } : response;

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { challengeScopes } from '../decision/index.js';
+import { createDpopChecker } from '../auth/dpop-checker.js';
+import { challengeSchemes, challengeScopes } from '../decision/index.js';
 import type { DecisionRuntime, RouteRuntime, TokenVerifier, UpstreamCredentialProvider } from '../decision/index.js';
 import type { DoorRuntime } from '../doors/shared/runtime.js';
 import type { CacheStore } from '../cache/store.js';
@@ -55,6 +56,8 @@ export function createRuntime(config: CompiledConfig, verifierFor: VerifierFacto
       sessions: createSessionBindings(route.name, route.sessions, services),
       rateLimiter: route.rateLimit && createRateLimiter(route.name, route.rateLimit, services),
       challengeScopes: challengeScopes(route),
+      challengeSchemes: challengeSchemes(route),
+      dpop: route.dpop.mode === 'bearer_only' ? undefined : createDpopChecker(route, services),
     });
   }
   return { config, routes, slots: services.slots, signingKey, consent, auditPrincipal: auditPrincipal(config.auditSubject, services.keySecret) };
