@@ -1,5 +1,5 @@
 import { hash, randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { parseWwwAuthenticate } from './www-authenticate.js';
 
@@ -22,6 +22,8 @@ export function takesDpop(metadata: Readonly<Record<string, unknown>> | undefine
 export interface DpopSigner {
   /** The private key as JWK, for the token store. */
   readonly privateJwk: JWK;
+  /** The RFC 7638 thumbprint of the public key: a bound token's `cnf.jkt`. */
+  thumbprint(): Promise<string>;
   /** A proof for `method` on `url` (query and fragment left out of `htu`), with `ath` when a token goes with it. */
   proof(method: string, url: string, accessToken?: string): Promise<string>;
   /** Keeps the nonce a response names for its server; true when it is a new one. */
@@ -37,6 +39,7 @@ export async function createDpopSigner(privateJwk?: JWK): Promise<DpopSigner> {
   const nonces = new Map<string, string>();
   return {
     privateJwk: jwk,
+    thumbprint: () => calculateJwkThumbprint(publicJwk, 'sha256'),
     async proof(method, url, accessToken) {
       const target = new URL(url);
       const nonce = nonces.get(target.origin);
@@ -59,6 +62,17 @@ export async function createDpopSigner(privateJwk?: JWK): Promise<DpopSigner> {
       return true;
     },
   };
+}
+
+/** The `cnf.jkt` of a JWT access token (RFC 9449 §6.1), when it is one and is DPoP-bound. */
+export function boundKeyOf(token: string): string | undefined {
+  try {
+    const { cnf } = decodeJwt(token);
+    const jkt = typeof cnf === 'object' && cnf !== null ? (cnf as { jkt?: unknown }).jkt : undefined;
+    return typeof jkt === 'string' ? jkt : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** RFC 9449 §8: a token endpoint's 400 `use_dpop_nonce`. */
@@ -88,8 +102,9 @@ export function dpopTokenFetch(signer: DpopSigner, base: FetchLike): FetchLike {
       return base(url, { ...init, headers });
     };
     const response = await send();
-    const renewed = signer.remember(href, response);
-    return renewed && (await asksAuthorizationServerNonce(response)) ? send() : response;
+    if (!signer.remember(href, response) || !(await asksAuthorizationServerNonce(response))) return response;
+    await response.body?.cancel();
+    return send();
   };
 }
 
@@ -106,6 +121,7 @@ export async function dpopResourceFetch(signer: DpopSigner, base: FetchLike, tok
     return base(url, { ...init, headers });
   };
   const response = await send();
-  const renewed = signer.remember(href, response);
-  return renewed && asksResourceNonce(response) ? send() : response;
+  if (!signer.remember(href, response) || !asksResourceNonce(response)) return response;
+  await response.body?.cancel();
+  return send();
 }

@@ -8,6 +8,8 @@ import { calculateJwkThumbprint, decodeJwt, type JWK } from 'jose';
 import { Provider, type Configuration } from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCalculator, type Calculator } from '../../examples/calculator/server.js';
+import type { Check } from '../../src/client/check.js';
+import { runProbeCommand } from '../../src/client/probe-command.js';
 import { allTokens, CONFIG_DIR_VARIABLE, readTokenStore } from '../../src/client/token-store.js';
 import { createMemoryStore } from '../../src/cache/memory-store.js';
 import { assembleGateway } from '../../src/gateway/assemble.js';
@@ -146,5 +148,25 @@ describe('login obtains, stores and uses DPoP-bound tokens', () => {
       body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
     });
     expect(asBearer.status).toBe(401);
+  });
+
+  it('probe --token with the stored key: the binding checks and the token is accepted with a proof; without the key it is refused', async () => {
+    const [stored] = allTokens(await readTokenStore(join(configDir, 'tokens.json')));
+    const probeWith = async (dir: string) => {
+      let stdout = '';
+      const code = await runProbeCommand([resource, '--json', '--timeout', '5s', `--token=${stored?.accessToken ?? ''}`], { stdout: (text) => (stdout += text), stderr: () => undefined }, { [CONFIG_DIR_VARIABLE]: dir });
+      const { checks } = JSON.parse(stdout) as { checks: Check[] };
+      return { code, byId: new Map(checks.map((check) => [check.id, check])) };
+    };
+    const withKey = await probeWith(configDir);
+    expect(withKey.byId.get('token-binding')?.status).toBe('pass');
+    expect(withKey.byId.get('token-accepted')).toMatchObject({ status: 'pass' });
+    expect([...withKey.byId.values()].filter((check) => check.status === 'fail')).toEqual([]);
+    expect(withKey.code).toBe(0);
+
+    const withoutKey = await probeWith(await mkdtemp(join(tmpdir(), 'mcp-probe-dpop-')));
+    expect(withoutKey.byId.get('token-binding')?.status).toBe('warn');
+    expect(withoutKey.byId.get('token-accepted')).toMatchObject({ status: 'fail' });
+    expect(withoutKey.code).toBe(1);
   });
 });
