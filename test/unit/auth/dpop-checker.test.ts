@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createDpopChecker } from '../../../src/auth/dpop-checker.js';
 import { createMemoryStore } from '../../../src/cache/memory-store.js';
+import { createRedisStore } from '../../../src/cache/redis-store.js';
 import { GatewayError } from '../../../src/decision/refusal.js';
 import { compileOrThrow } from '../../helpers/gateway.js';
 import { createDpopKey } from '../../helpers/dpop.js';
+import { freePort } from '../../helpers/net.js';
 
 const PUBLIC = 'https://gw.example.test';
 const TOKEN = 'access-token';
@@ -87,5 +89,18 @@ describe('createDpopChecker', () => {
   it('no nonce is named on a route that does not require one', () => {
     const checker = createDpopChecker(routeWith('{ mode: accepted }'), { store: createMemoryStore(), keySecret: Buffer.alloc(32, 1) });
     expect(checker.currentNonce()).toBeUndefined();
+  });
+
+  it('a replay cache that cannot answer (Redis unreachable) → auth_unavailable, never a pass', async () => {
+    const key = await createDpopKey();
+    const store = createRedisStore({ url: `redis://127.0.0.1:${await freePort()}`, keyPrefix: 'dpop-down:', commandTimeoutMs: 1_000 });
+    try {
+      const checker = createDpopChecker(routeWith('{ mode: accepted }'), { store, keySecret: Buffer.alloc(32, 1) });
+      const proof = await key.proof({ htm: 'POST', htu: `${PUBLIC}/calc/mcp`, accessToken: TOKEN });
+      const request = { proof, method: 'POST', host: undefined, url: '/calc/mcp', accessToken: TOKEN, boundKey: key.jkt };
+      expect(await outcome(checker.check(request))).toBe('auth_unavailable:dpop_replay_cache_unavailable');
+    } finally {
+      await store.close();
+    }
   });
 });
