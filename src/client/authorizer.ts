@@ -5,7 +5,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { runAuthorizationCodeFlow } from './authorization-code-flow.js';
 import { missingClientIdentity, obtainClientIdentity, type ClientIdentity } from './client-identity.js';
 import { discover, type AuthorizationServerFound } from './discovery.js';
-import { createDpopSigner, dpopTokenFetch, takesDpop, type DpopSigner } from './dpop.js';
+import { challengeTakesDpop, createDpopSigner, dpopTokenFetch, takesDpop, type DpopSigner } from './dpop.js';
 import { authorizationServerChecks, isPrefixResource, resourceMetadataChecks, usableAuthorizationServer } from './discovery-checks.js';
 import { LoginError } from './login-error.js';
 import type { RedirectListener } from './loopback-redirect.js';
@@ -15,7 +15,6 @@ import type { Redactor } from './redaction.js';
 import { canonicalResource } from './resource-identifier.js';
 import { selectScope, unionScopes } from './scope-selection.js';
 import { dpopKeyOf, findToken, forgetToken, readTokenStore, saveToken, type StoredToken } from './token-store.js';
-import type { Challenge } from './www-authenticate.js';
 
 /** What `login` was asked to do (its command-line options), as the authorizer needs it. */
 export interface LoginOptions {
@@ -125,7 +124,7 @@ export class Authorizer {
     if (this.#held !== undefined && this.#authorizedFor === operation) {
       throw new LoginError(`${operation}: the server refused the token just issued for it (401${error === undefined ? '' : `, error="${error}"`})`);
     }
-    const target = await this.#discover(refused.challenge, operation);
+    const target = await this.#discover(refused, operation);
     if (this.#held === undefined && (await this.#adoptStored(target, operation))) return;
     if (this.#held?.tokens.refresh_token !== undefined && this.#refreshedFor !== operation && (await this.#refresh(operation))) return;
     const scope = this.#held?.scope ?? this.#options.scope ?? selectScope(challengeScope, target.scopesSupported).scope;
@@ -151,8 +150,9 @@ export class Authorizer {
    * on every 401: a refused token may mean the resource moved to another authorization server. When it did, the
    * previous server's client identity and tokens are dropped (they are bound to it).
    */
-  async #discover(challenge: Challenge | undefined, operation: string): Promise<Target> {
+  async #discover(refused: RefusedRequest, operation: string): Promise<Target> {
     const { log, url } = this.#options;
+    const { challenge } = refused;
     log(this.#held === undefined ? `${operation}: 401, authorization needed` : `${operation}: 401 with a token, discovery again`);
     const discovery = await discover(url, challenge?.params.get('resource_metadata'), this.#http);
     const known = this.#target !== undefined;
@@ -184,7 +184,8 @@ export class Authorizer {
       this.#held = undefined;
       this.#signer = undefined;
     }
-    const dpop = takesDpop(discovery.resourceMetadata?.document) && takesDpop(server.metadata);
+    const resourceTakesDpop = takesDpop(discovery.resourceMetadata?.document) || challengeTakesDpop(refused.dpopChallenge);
+    const dpop = resourceTakesDpop && takesDpop(server.metadata);
     if (dpop && this.#target?.dpop !== true) log(`DPoP: the resource and ${server.server} take proofs: tokens are requested bound to this client's key`);
     this.#target = {
       server,

@@ -1,7 +1,7 @@
 import { hash, randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { parseWwwAuthenticate } from './www-authenticate.js';
+import { parseWwwAuthenticate, type Challenge } from './www-authenticate.js';
 
 /** The one algorithm `login` signs proofs with (ES256: what RFC 9449's examples and every DPoP server take). */
 export const DPOP_ALGORITHM = 'ES256';
@@ -62,6 +62,13 @@ export async function createDpopSigner(privateJwk?: JWK): Promise<DpopSigner> {
       return true;
     },
   };
+}
+
+/** A `DPoP` challenge (RFC 9449 §7.1) that takes proofs signed with DPOP_ALGORITHM: its `algs` list it, or it has none. */
+export function challengeTakesDpop(challenge: Challenge | undefined): boolean {
+  if (challenge === undefined) return false;
+  const algs = challenge.params.get('algs');
+  return algs === undefined || algs.split(' ').includes(DPOP_ALGORITHM);
 }
 
 /** The `cnf.jkt` of a JWT access token (RFC 9449 §6.1), when it is one and is DPoP-bound. */

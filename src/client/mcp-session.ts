@@ -10,6 +10,8 @@ import { bearerChallenge, parseWwwAuthenticate, type Challenge } from './www-aut
 export interface RefusedRequest {
   readonly status: 401 | 403;
   readonly challenge?: Challenge;
+  /** The `DPoP` challenge beside it, when the server sent one: it takes DPoP-bound tokens (RFC 9449 §7.1). */
+  readonly dpopChallenge?: Challenge;
 }
 
 const CLIENT_INFO = { name: 'mcp-auth-gateway-login', version: '1' };
@@ -66,8 +68,9 @@ export class McpSession {
     if ((init?.method ?? 'GET') === 'POST' && (response.status === 401 || response.status === 403)) {
       const header = response.headers.get('www-authenticate');
       const parsed = header === null ? undefined : parseWwwAuthenticate(header);
-      const challenge = parsed?.ok === true ? (bearerChallenge(parsed.challenges) ?? dpopChallenge(parsed.challenges)) : undefined;
-      this.#refused = { status: response.status, ...(challenge === undefined ? {} : { challenge }) };
+      const dpop = parsed?.ok === true ? dpopChallenge(parsed.challenges) : undefined;
+      const challenge = parsed?.ok === true ? (bearerChallenge(parsed.challenges) ?? dpop) : undefined;
+      this.#refused = { status: response.status, ...(challenge === undefined ? {} : { challenge }), ...(dpop === undefined ? {} : { dpopChallenge: dpop }) };
     }
     return response;
   };
