@@ -46,7 +46,7 @@ export const CHALLENGE_DESCRIPTIONS = {
   invalid_token: 'The access token is invalid or expired',
   insufficient_scope: 'The access token lacks a required scope',
   invalid_dpop_proof: 'The DPoP proof is invalid',
-  use_dpop_nonce: 'The DPoP proof must carry the server nonce in the DPoP-Nonce header',
+  use_dpop_nonce: 'The DPoP proof must carry the nonce given in the DPoP-Nonce header',
 } as const satisfies Record<ChallengeError, string>;
 
 /** RFC 6750 §3: quoted values use %x20-21 / %x23-5B / %x5D-7E only (no `"`, no `\`, no CTL, ASCII). */
