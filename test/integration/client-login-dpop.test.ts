@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCalculator, type Calculator } from '../../examples/calculator/server.js';
 import type { Check } from '../../src/client/check.js';
 import { runProbeCommand } from '../../src/client/probe-command.js';
-import { allTokens, CONFIG_DIR_VARIABLE, readTokenStore } from '../../src/client/token-store.js';
+import { allTokens, CONFIG_DIR_VARIABLE, readTokenStore, saveToken } from '../../src/client/token-store.js';
 import { createMemoryStore } from '../../src/cache/memory-store.js';
 import { assembleGateway } from '../../src/gateway/assemble.js';
 import type { Gateway } from '../../src/gateway/build.js';
@@ -48,6 +48,8 @@ function providerConfiguration(audience: string): Configuration {
     },
     enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
     pkce: { required: () => true },
+    // Refresh tokens without offline_access: a DPoP-bound one, refreshed with a proof by the same key (RFC 9449 §5).
+    issueRefreshToken: (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     findAccount: (_ctx, id) => ({ accountId: id, claims: () => ({ sub: id }) }),
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     features: {
@@ -148,6 +150,21 @@ describe('login obtains, stores and uses DPoP-bound tokens', () => {
       body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
     });
     expect(asBearer.status).toBe(401);
+  });
+
+  it('an expired DPoP token is refreshed with a proof by the stored key, and the new token is bound to the same key', async () => {
+    const path = join(configDir, 'tokens.json');
+    const [before] = allTokens(await readTokenStore(path));
+    if (before === undefined) throw new Error('no stored token');
+    expect(before.refreshToken).toBeDefined();
+    await saveToken(path, { ...before, expiresAt: new Date(Date.now() - 60_000).toISOString() });
+    const { code, stderr } = await runLogin([resource], { [CONFIG_DIR_VARIABLE]: configDir });
+    expect(stderr).toContain('refreshed: scope');
+    expect(code).toBe(0);
+    const [after] = allTokens(await readTokenStore(path));
+    expect(after?.accessToken).not.toBe(before.accessToken);
+    expect(after?.dpopKey).toEqual(before.dpopKey);
+    expect(decodeJwt(after?.accessToken ?? '').cnf).toEqual(decodeJwt(before.accessToken).cnf);
   });
 
   it('probe --token with the stored key: the binding checks and the token is accepted with a proof; without the key it is refused', async () => {
