@@ -100,6 +100,7 @@ function targetOf(stack: Stack, scenario: LoadScenario) {
 /** 64 connections for `ms`, results dropped: brings every process on the path to its optimised steady state. */
 async function warmUp(stack: Stack, scenario: LoadScenario, ms: number): Promise<void> {
   const { origin } = targetOf(stack, scenario);
+  await scenario.prepare?.();
   await runLoad({ origin, mode: MODES.c64, durationMs: ms, maxRequests: MAX_CLOSED_REQUESTS, request: scenario.request, expectStatus: scenario.expectStatus });
 }
 
@@ -111,6 +112,7 @@ async function measure(stack: Stack, scenario: LoadScenario, mode: ModeName, set
     const maxRequests = loadMode.kind === 'rate' ? Math.ceil((loadMode.perSecond * ms) / 1000) : MAX_CLOSED_REQUESTS;
     return runLoad({ origin, mode: loadMode, durationMs: ms, maxRequests, request: scenario.request, expectStatus: scenario.expectStatus });
   };
+  await scenario.prepare?.();
   await load(settings.warmupMs);
   const proxyPid = proxy?.pid ?? stack.gateway.pid;
   const proxyBefore = sampleProcess(proxyPid);

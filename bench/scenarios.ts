@@ -1,4 +1,5 @@
-import { randomBytes } from 'node:crypto';
+import { hash, randomBytes, randomUUID } from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { Client } from 'undici';
 import type { LoadMode, RequestFactory, RequestSpec } from './load.js';
 import { DECISION_SECRET, ROUTES, type ReferenceProxy, type Stack } from './stack.js';
@@ -29,6 +30,8 @@ export interface LoadScenario {
   readonly modes: readonly ModeName[];
   readonly quickModes: readonly ModeName[];
   readonly request: RequestFactory;
+  /** Runs before each load of the scenario, outside the measurement (signs the DPoP proofs the load will send). */
+  readonly prepare?: () => Promise<void>;
 }
 
 const CALL = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add', arguments: { a: 1, b: 2 } } });
@@ -59,6 +62,41 @@ export interface Tokens {
   readonly badSignature: string;
   readonly unknownKid: string;
   readonly calc: string;
+  readonly dpop: DpopClient;
+}
+
+/** More proofs than one load of the DPoP scenario sends (warm-up included) at the rates this machine reaches. */
+const DPOP_PROOFS_PER_LOAD = 40_000;
+
+/**
+ * A DPoP client (RFC 9449): a token bound to its key, and a new proof for every request, each with its own jti (the
+ * gateway refuses a replayed one). The proofs are signed before each load, so signing never competes with it.
+ */
+export interface DpopClient {
+  readonly token: string;
+  /** The next unused proof. */
+  next(): string;
+  /** Signs a fresh pool of proofs (their iat is now: well within the route's window during one load). */
+  refill(): Promise<void>;
+}
+
+async function dpopClient(stack: Stack): Promise<DpopClient> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const publicJwk: JWK = await exportJWK(publicKey);
+  const token = await stack.mintBound('dpop', await calculateJwkThumbprint(publicJwk));
+  const claims = { htm: 'POST', htu: stack.resourceOf('dpop'), ath: hash('sha256', token, 'base64url') };
+  const sign = (key: CryptoKey) => new SignJWT({ ...claims, jti: randomUUID() }).setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: publicJwk }).setIssuedAt().sign(key);
+  let proofs: string[] = [];
+  let used = 0;
+  return {
+    token,
+    next: () => proofs[used++ % proofs.length] ?? '',
+    async refill() {
+      proofs = [];
+      used = 0;
+      for (let i = 0; i < DPOP_PROOFS_PER_LOAD; i += 1) proofs.push(await sign(privateKey));
+    },
+  };
 }
 
 export async function mintTokens(stack: Stack, freshPoolSize: number): Promise<Tokens> {
@@ -70,6 +108,7 @@ export async function mintTokens(stack: Stack, freshPoolSize: number): Promise<T
     badSignature: await stack.mint('jwt', 'bad-signature'),
     unknownKid: await stack.mint('jwt', 'unknown-kid'),
     calc: await stack.mint('calc'),
+    dpop: await dpopClient(stack),
   };
 }
 
@@ -145,6 +184,23 @@ export function loadScenarios({ stack, tokens, calcSessions }: ScenarioContext):
       modes: ['c1', 'c64', 'r1000', 'r2000'],
       quickModes: ['c1', 'c64', 'r1000'],
       request: () => post(ROUTES.jwt, tokens.jwt, CALL),
+    },
+    {
+      id: 'dpop-jwt',
+      label: 'gateway, DPoP-bound JWT reused, new proof per request',
+      via: 'gateway',
+      upstream: 'trivial',
+      baseline: 'direct',
+      expectStatus: 200,
+      modes: ['c1', 'c64'],
+      quickModes: ['c64'],
+      request: () => ({
+        method: 'POST',
+        path: ROUTES.dpop,
+        headers: { ...BASE_HEADERS, authorization: `DPoP ${tokens.dpop.token}`, dpop: tokens.dpop.next() },
+        body: CALL,
+      }),
+      prepare: () => tokens.dpop.refill(),
     },
     {
       id: 'jwt-fresh',

@@ -9,7 +9,7 @@ import { freePort, redisPing, spawnPinned, startNodeServer, waitFor, type BenchP
 export const CLIENT_CORE = 0;
 export const SERVER_CORE = 1;
 
-export const ROUTES = { jwt: '/jwt/mcp', opaque: '/opaque/mcp', calc: '/calc/mcp' } as const;
+export const ROUTES = { jwt: '/jwt/mcp', opaque: '/opaque/mcp', calc: '/calc/mcp', dpop: '/dpop/mcp' } as const;
 
 /** A server the load generator can send to. */
 export type Endpoint = BenchProcess & { readonly origin: string; readonly path: string };
@@ -37,6 +37,10 @@ export interface Stack {
    * `bad-signature` (the JWKS's kid, another key's signature).
    */
   mint(route: keyof typeof ROUTES, kind?: TokenKind): Promise<string>;
+  /** A valid JWT for `route` bound to the DPoP key whose RFC 7638 thumbprint is `jkt` (`cnf.jkt`). */
+  mintBound(route: keyof typeof ROUTES, jkt: string): Promise<string>;
+  /** The URL a client addresses `route` by (its resource, a DPoP proof's `htu`). */
+  resourceOf(route: keyof typeof ROUTES): string;
   stop(): Promise<void>;
 }
 
@@ -67,14 +71,14 @@ export const DECISION_SECRET = randomBytes(32).toString('base64url');
 
 function gatewayYaml(port: number, publicPort: number, adminPort: number, decisionPort: number, issuer: string, upstreamUrl: string, calculatorUrl: string): string {
   const jwt = `{ issuer: "${issuer}", jwks_uri: "${issuer}/jwks", algorithms: [ES256] }`;
-  const route = (name: string, path: string, upstream: string, tokens: string): string => `
+  const route = (name: string, path: string, upstream: string, tokens: string, extra = ''): string => `
   - name: ${name}
     path: ${path}
     upstream: { url: "${upstream}", forward_headers: [x-bench-events] }
     authorization_servers: ["${issuer}"]
     scopes_supported: [mcp:tools]
     tokens: ${tokens}
-    policy: { scopes: [mcp:tools] }`;
+    policy: { scopes: [mcp:tools] }${extra}`;
   const introspection = `{ introspection: { endpoint: "${issuer}/introspect", issuer: "${issuer}", client_id: bench-gateway, client_secret: "\${env:BENCH_INTROSPECTION_SECRET}" } }`;
   return `listen: { host: 127.0.0.1, port: ${port} }
 admin: { host: 127.0.0.1, port: ${adminPort} }
@@ -85,6 +89,7 @@ log: { level: info }
 limits: { max_streams_per_principal: 2000 }
 cache: { redis_url: "\${env:BENCH_REDIS_URL}", key_secret: "\${env:BENCH_CACHE_KEY_SECRET}" }
 routes:${route('jwt', ROUTES.jwt, upstreamUrl, `{ jwt: ${jwt} }`)}${route('opaque', ROUTES.opaque, upstreamUrl, introspection)}${route('calc', ROUTES.calc, calculatorUrl, `{ jwt: ${jwt} }`)}
+${route('dpop', ROUTES.dpop, upstreamUrl, `{ jwt: ${jwt} }`, '\n    dpop: { mode: required }').slice(1)}
 `;
 }
 
@@ -164,9 +169,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const startGateway = () => spawnGateway(options.gatewayEntry, configFile, gatewayPort, decisionPort);
     let gateway = await startGateway();
 
-    const sign = (key: CryptoKey, kid: string, audience: string): Promise<string> => {
+    const sign = (key: CryptoKey, kid: string, audience: string, claims: Record<string, unknown> = {}): Promise<string> => {
       const now = Math.floor(Date.now() / 1000);
-      return new SignJWT({ scope: 'mcp:tools', client_id: 'bench-client', jti: randomBytes(8).toString('base64url') })
+      return new SignJWT({ scope: 'mcp:tools', client_id: 'bench-client', jti: randomBytes(8).toString('base64url'), ...claims })
         .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid })
         .setIssuer(issuer)
         .setSubject('bench-user')
@@ -194,6 +199,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       },
       mint: (route, kind = 'valid') =>
         sign(kind === 'valid' ? privateKey : rogue.privateKey, kind === 'unknown-kid' ? UNKNOWN_KID : KID, gatewayOrigin + ROUTES[route]),
+      mintBound: (route, jkt) => sign(privateKey, KID, gatewayOrigin + ROUTES[route], { cnf: { jkt } }),
+      resourceOf: (route) => gatewayOrigin + ROUTES[route],
       async stop() {
         await Promise.all(started.reverse().map((process) => process.stop()));
         rmSync(workDir, { recursive: true, force: true });

@@ -4,7 +4,7 @@
 // client_max_body_size) and proxy_pass sends those same bytes after the internal redirect.
 
 /** Verdict headers a refused client receives (the challenge, when to retry, the body's type). */
-const REFUSAL_HEADERS = ['WWW-Authenticate', 'Retry-After', 'Cache-Control', 'Content-Type'];
+const REFUSAL_HEADERS = ['WWW-Authenticate', 'DPoP-Nonce', 'Retry-After', 'Cache-Control', 'Content-Type'];
 
 async function decide(r) {
   const body = r.requestText;

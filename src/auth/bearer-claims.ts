@@ -3,7 +3,7 @@
  * introspection answer): the one place these rules live.
  */
 export type BearerRefusal =
-  /** RFC 9449 §7.1 / RFC 8705 §3: a token bound to a key (`cnf`) presented as a plain Bearer token. */
+  /** RFC 8705 §3 and others: a token bound by a confirmation method the gateway cannot check (anything but `jkt`). */
   | 'sender_constrained'
   /** Neither a subject nor a client: sessions, rate limits and caches keyed by the principal would be shared. */
   | 'no_principal';
@@ -15,12 +15,26 @@ export interface BearerClaims {
   readonly clientId: string | undefined;
 }
 
-/** Why a token that verified cannot be used as a Bearer token here, or `undefined`. */
+/** Why a token that verified cannot be used here, or `undefined`. */
 export function bearerRefusal(claims: BearerClaims): BearerRefusal | undefined {
-  if (claims.cnf !== undefined) return 'sender_constrained';
+  if (claims.cnf !== undefined && boundKeyOf(claims.cnf) === undefined) return 'sender_constrained';
   if (!claims.subject && !claims.clientId) return 'no_principal';
   return undefined;
 }
+
+/**
+ * The RFC 7638 thumbprint of a DPoP binding (RFC 9449 §6.1: `cnf` holding `jkt`, a SHA-256 thumbprint, 43
+ * base64url characters), when `cnf` is that and nothing more: a binding by another method as well (`x5t#S256`,
+ * RFC 8705) is one the gateway could not check.
+ */
+export function boundKeyOf(cnf: unknown): string | undefined {
+  if (typeof cnf !== 'object' || cnf === null || Array.isArray(cnf)) return undefined;
+  const members = Object.keys(cnf);
+  const { jkt } = cnf as { jkt?: unknown };
+  return members.length === 1 && typeof jkt === 'string' && JKT.test(jkt) ? jkt : undefined;
+}
+
+const JKT = /^[A-Za-z0-9_-]{43}$/;
 
 /**
  * An identity claim (`sub`, `client_id`, `azp`, `username`) as a principal is built from it: an empty string names

@@ -1,6 +1,6 @@
 import type { IntrospectionSettings } from '../config/types.js';
 import { GatewayError } from '../decision/index.js';
-import { bearerRefusal, named, type BearerRefusal } from './bearer-claims.js';
+import { bearerRefusal, boundKeyOf, named, type BearerRefusal } from './bearer-claims.js';
 import type { IntrospectedClaims } from './introspection-client.js';
 import { parseScopeClaim } from '../policy/scopes.js';
 import type { AuthContext } from '../decision/index.js';
@@ -23,6 +23,8 @@ export type IntrospectionEntry =
       readonly aud?: readonly string[] | undefined;
       readonly exp?: number | undefined;
       readonly nbf?: number | undefined;
+      /** `cnf.jkt`: the token is DPoP-bound (RFC 9449 §6.2). */
+      readonly jkt?: string | undefined;
       readonly until: number;
     }
   | { readonly active: false; readonly reason: InactiveReason; readonly until: number };
@@ -62,7 +64,8 @@ export function entryFromAnswer(
   const sub = named(claims.sub) ?? (username === undefined ? undefined : `username:${username}`);
   const refusal = bearerRefusal({ cnf: claims.cnf, subject: sub, clientId: client_id });
   if (refusal) return inactive(refusal);
-  return { active: true, iss, sub, client_id, scope, aud, exp, nbf, until: now + Math.min(settings.maxTtl, lifetime) };
+  const jkt = boundKeyOf(claims.cnf);
+  return { active: true, iss, sub, client_id, scope, aud, exp, nbf, ...(jkt && { jkt }), until: now + Math.min(settings.maxTtl, lifetime) };
 }
 
 /** An entry a route accepted. */
@@ -113,6 +116,7 @@ export function callerOf(entry: AcceptedEntry, defaultIssuer: string): AuthConte
     audience: entry.aud ?? [],
     expiresAt: entry.exp === undefined ? entry.until : entry.exp * 1000,
     tokenKind: 'introspection',
+    boundKey: entry.jkt,
   };
 }
 
@@ -137,7 +141,7 @@ export function parseEntry(raw: string): IntrospectionEntry | undefined {
       : undefined;
   }
   if (entry.active !== true) return undefined;
-  const strings = [entry.iss, entry.sub, entry.client_id, entry.scope];
+  const strings = [entry.iss, entry.sub, entry.client_id, entry.scope, entry.jkt];
   if (!strings.every((claim) => claim === undefined || typeof claim === 'string')) return undefined;
   if (![entry.exp, entry.nbf].every((time) => time === undefined || typeof time === 'number')) return undefined;
   if (entry.aud !== undefined && !(Array.isArray(entry.aud) && entry.aud.every((a) => typeof a === 'string'))) {

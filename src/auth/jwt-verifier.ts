@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { JwtSettings } from '../config/types.js';
 import { GatewayError, isGatewayError } from '../decision/index.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
-import { bearerRefusal, named } from './bearer-claims.js';
+import { bearerRefusal, boundKeyOf, named } from './bearer-claims.js';
 import { discoverJwksUri } from './issuer-metadata.js';
 import { closeJwksLocation, createJwksLocation, createJwksSource, type JwksLocation } from './jwks-source.js';
 import { perConnection } from '../lib/memo.js';
@@ -193,6 +193,7 @@ function toAuthContext(payload: JWTPayload, settings: JwtSettings, nowSeconds: n
     audience,
     expiresAt: exp * 1000,
     tokenKind: 'jwt',
+    boundKey: boundKeyOf(payload.cnf),
   };
 }
 

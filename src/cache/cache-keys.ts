@@ -73,6 +73,14 @@ export function currentConsentLinkKey(keySecret: Buffer, route: string, issuer: 
   return `consent-link-of:${keyedDigest(keySecret, ['consent-link-of', route, issuer, subject])}`;
 }
 
+/**
+ * A DPoP proof seen (RFC 9449 §11.1): its jti with the key that signed it, so a replay is refused on every replica
+ * sharing the store while the proof's iat is still in the window.
+ */
+export function dpopProofKey(keySecret: Buffer, boundKey: string, jti: string): string {
+  return `dpop-jti:${keyedDigest(keySecret, ['dpop-jti', boundKey, jti])}`;
+}
+
 /** Which bound of the in-process store a key counts against, by the class before its first `:`. */
 const KIND_OF_KEY_CLASS: ReadonlyMap<string, RecordKind> = new Map([
   ['introspect', 'introspection'],
@@ -85,6 +93,7 @@ const KIND_OF_KEY_CLASS: ReadonlyMap<string, RecordKind> = new Map([
   ['consent-link', 'consent_links'],
   ['consent-link-of', 'consent_links'],
   ['consent-flow', 'consent_flows'],
+  ['dpop-jti', 'dpop_proofs'],
 ]);
 
 /** The record kind of a key built above (or of a prefix of one); `undefined` for any other key. */

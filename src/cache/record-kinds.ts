@@ -13,6 +13,7 @@ export const RECORD_KINDS = [
   'introspection_negative',
   'upstream_tokens',
   'rate_limits',
+  'dpop_proofs',
 ] as const;
 
 export type RecordKind = (typeof RECORD_KINDS)[number];

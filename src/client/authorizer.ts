@@ -5,6 +5,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { runAuthorizationCodeFlow } from './authorization-code-flow.js';
 import { missingClientIdentity, obtainClientIdentity, type ClientIdentity } from './client-identity.js';
 import { discover, type AuthorizationServerFound } from './discovery.js';
+import { challengeTakesDpop, createDpopSigner, dpopTokenFetch, takesDpop, type DpopSigner } from './dpop.js';
 import { authorizationServerChecks, isPrefixResource, resourceMetadataChecks, usableAuthorizationServer } from './discovery-checks.js';
 import { LoginError } from './login-error.js';
 import type { RedirectListener } from './loopback-redirect.js';
@@ -13,8 +14,7 @@ import type { RecordingFetch } from './recording-fetch.js';
 import type { Redactor } from './redaction.js';
 import { canonicalResource } from './resource-identifier.js';
 import { selectScope, unionScopes } from './scope-selection.js';
-import { findToken, forgetToken, readTokenStore, saveToken, type StoredToken } from './token-store.js';
-import type { Challenge } from './www-authenticate.js';
+import { dpopKeyOf, findToken, forgetToken, readTokenStore, saveToken, type StoredToken } from './token-store.js';
 
 /** What `login` was asked to do (its command-line options), as the authorizer needs it. */
 export interface LoginOptions {
@@ -53,6 +53,8 @@ interface Target {
   readonly server: AuthorizationServerFound;
   readonly resource: string;
   readonly scopesSupported?: readonly string[];
+  /** Both the resource and its authorization server take DPoP proofs (ES256): tokens are asked for bound to a key. */
+  readonly dpop: boolean;
 }
 
 /** The tokens in use and the client they were issued to: a refresh authenticates as that client. */
@@ -85,6 +87,8 @@ export class Authorizer {
   #target: Target | undefined;
   #identity: ClientIdentity | undefined;
   #held: Held | undefined;
+  /** The DPoP key of the current authorization server's tokens, once one is used. */
+  #signer: DpopSigner | undefined;
   /** The operation the last new authorization was for, and the last refresh: each is tried once per operation. */
   #authorizedFor: string | undefined;
   #refreshedFor: string | undefined;
@@ -97,6 +101,11 @@ export class Authorizer {
 
   get accessToken(): string | undefined {
     return this.#held?.tokens.access_token;
+  }
+
+  /** The key proofs are signed with while the token held is DPoP-bound (`token_type: DPoP`, RFC 9449 §5). */
+  get dpop(): DpopSigner | undefined {
+    return this.#held?.tokens.token_type.toLowerCase() === 'dpop' ? this.#signer : undefined;
   }
 
   /** After a 401 or a 403 to `operation`: authorizes (again, or with more scope), or throws when that cannot help. */
@@ -115,7 +124,7 @@ export class Authorizer {
     if (this.#held !== undefined && this.#authorizedFor === operation) {
       throw new LoginError(`${operation}: the server refused the token just issued for it (401${error === undefined ? '' : `, error="${error}"`})`);
     }
-    const target = await this.#discover(refused.challenge, operation);
+    const target = await this.#discover(refused, operation);
     if (this.#held === undefined && (await this.#adoptStored(target, operation))) return;
     if (this.#held?.tokens.refresh_token !== undefined && this.#refreshedFor !== operation && (await this.#refresh(operation))) return;
     const scope = this.#held?.scope ?? this.#options.scope ?? selectScope(challengeScope, target.scopesSupported).scope;
@@ -141,8 +150,9 @@ export class Authorizer {
    * on every 401: a refused token may mean the resource moved to another authorization server. When it did, the
    * previous server's client identity and tokens are dropped (they are bound to it).
    */
-  async #discover(challenge: Challenge | undefined, operation: string): Promise<Target> {
+  async #discover(refused: RefusedRequest, operation: string): Promise<Target> {
     const { log, url } = this.#options;
+    const { challenge } = refused;
     log(this.#held === undefined ? `${operation}: 401, authorization needed` : `${operation}: 401 with a token, discovery again`);
     const discovery = await discover(url, challenge?.params.get('resource_metadata'), this.#http);
     const known = this.#target !== undefined;
@@ -172,11 +182,16 @@ export class Authorizer {
       await this.#identity?.close();
       this.#identity = undefined;
       this.#held = undefined;
+      this.#signer = undefined;
     }
+    const resourceTakesDpop = takesDpop(discovery.resourceMetadata?.document) || challengeTakesDpop(refused.dpopChallenge);
+    const dpop = resourceTakesDpop && takesDpop(server.metadata);
+    if (dpop && this.#target?.dpop !== true) log(`DPoP: the resource and ${server.server} take proofs: tokens are requested bound to this client's key`);
     this.#target = {
       server,
       resource: discovery.resourceMetadata?.document.resource ?? canonicalResource(url),
       scopesSupported: discovery.resourceMetadata?.document.scopes_supported,
+      dpop,
     };
     return this.#target;
   }
@@ -189,6 +204,7 @@ export class Authorizer {
     redactor.add(stored.accessToken);
     redactor.add(stored.refreshToken);
     redactor.add(stored.clientSecret);
+    if (stored.dpopKey !== undefined) this.#signer = await createDpopSigner(stored.dpopKey);
     const secret = stored.clientSecret ?? (stored.clientId === this.#options.clientId ? this.#options.clientSecret : undefined);
     const expiresAt = stored.expiresAt === undefined ? undefined : Date.parse(stored.expiresAt);
     this.#held = {
@@ -226,7 +242,7 @@ export class Authorizer {
         clientInformation: held.client,
         refreshToken,
         resource: target.resource,
-        fetchFn: this.#http.fetch,
+        fetchFn: await this.#tokenFetch(target),
       });
     } catch (error) {
       if (!refreshRefused(error)) throw error;
@@ -269,7 +285,7 @@ export class Authorizer {
         redirect: this.#redirect,
         presentAuthorizationUrl: this.#options.presentAuthorizationUrl,
         authorizationTimeoutMs: this.#options.authorizationTimeoutMs,
-        fetch: this.#http.fetch,
+        fetch: await this.#tokenFetch(target),
         redactor: this.#options.redactor,
       },
       scope,
@@ -277,7 +293,19 @@ export class Authorizer {
     this.#authorizedFor = operation;
     await this.#hold(tokens, identity.information, scope);
     const lifetime = tokens.expires_in === undefined ? '' : `, expires in ${tokens.expires_in} s`;
-    this.#options.log(`authorized: scope "${tokens.scope ?? scope ?? ''}"${lifetime}`);
+    const bound = this.dpop === undefined ? '' : ', DPoP-bound';
+    this.#options.log(`authorized: scope "${tokens.scope ?? scope ?? ''}"${lifetime}${bound}`);
+  }
+
+  /**
+   * The fetch token requests go through: with a DPoP proof when the target takes DPoP, or when the token held is
+   * bound (its refresh must be proved with the same key, RFC 9449 §5). The key: the one held, else the one stored
+   * for this authorization server, else a new one.
+   */
+  async #tokenFetch(target: Target): Promise<FetchLike> {
+    if (!target.dpop && this.dpop === undefined) return this.#http.fetch;
+    this.#signer ??= await createDpopSigner(dpopKeyOf(await readTokenStore(this.#options.tokenStorePath), target.server.server));
+    return dpopTokenFetch(this.#signer, this.#http.fetch);
   }
 
   /** Holds new tokens and saves them at once: the refresh token they replace may already be dead (rotation). */
@@ -311,6 +339,7 @@ export class Authorizer {
       ...(held.scope === undefined ? {} : { scope: held.scope }),
       ...(tokens.expires_in === undefined ? {} : { expiresAt: new Date(held.obtainedAt + tokens.expires_in * 1000).toISOString() }),
       obtainedAt: new Date(held.obtainedAt).toISOString(),
+      ...(this.dpop === undefined ? {} : { dpopKey: this.dpop.privateJwk }),
     };
   }
 

@@ -36,6 +36,7 @@ export const SPEC = {
   tokenLifetime: 'RFC 7519 §4.1.4, §4.1.5',
   tokenSignature: 'RFC 9068 §4, RFC 7515',
   tokenAccepted: 'MCP authorization: token usage, RFC 6750 §3.1',
+  tokenBinding: 'RFC 9449 §6, §7.1 (MCP DPoP extension SEP-1932)',
 } as const;
 
 export function hasFailure(checks: readonly Check[]): boolean {

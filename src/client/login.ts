@@ -53,6 +53,7 @@ export async function login(options: LoginOptions): Promise<StoredToken> {
         if (refused === undefined) throw failure(operation, error, log);
         await authorizer.handle(operation, refused);
         session.token = authorizer.accessToken;
+        session.dpop = authorizer.dpop;
       }
     }
   };

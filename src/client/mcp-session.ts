@@ -2,16 +2,24 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { dpopResourceFetch, type DpopSigner } from './dpop.js';
 import { ModernClient, MODERN_PROTOCOL_VERSION } from './modern-client.js';
 import { bearerChallenge, parseWwwAuthenticate, type Challenge } from './www-authenticate.js';
 
-/** A 401 or 403 the server answered to an MCP request, with its Bearer challenge when one parsed. */
+/** A 401 or 403 the server answered to an MCP request, with its Bearer (else DPoP) challenge when one parsed. */
 export interface RefusedRequest {
   readonly status: 401 | 403;
   readonly challenge?: Challenge;
+  /** The `DPoP` challenge beside it, when the server sent one: it takes DPoP-bound tokens (RFC 9449 §7.1). */
+  readonly dpopChallenge?: Challenge;
 }
 
 const CLIENT_INFO = { name: 'mcp-auth-gateway-login', version: '1' };
+
+/** A resource that takes only DPoP-bound tokens challenges with `DPoP` alone (RFC 9449 §7.1). */
+function dpopChallenge(challenges: readonly Challenge[]): Challenge | undefined {
+  return challenges.find((challenge) => challenge.scheme.toLowerCase() === 'dpop');
+}
 
 /** Which protocol a connected session speaks: 2026-07-28 (stateless) or the SDK's initialize handshake. */
 type Connection =
@@ -28,6 +36,7 @@ export class McpSession {
   readonly #url: URL;
   readonly #baseFetch: FetchLike;
   #token: string | undefined;
+  #dpop: DpopSigner | undefined;
   #refused: RefusedRequest | undefined;
   #answered = false;
   #connection: Connection | undefined;
@@ -41,16 +50,27 @@ export class McpSession {
     this.#token = token;
   }
 
-  readonly #fetch: FetchLike = async (url, init) => {
+  /** The key of a DPoP-bound token: the token then goes as `Authorization: DPoP` with a proof (RFC 9449 §7.1). */
+  set dpop(signer: DpopSigner | undefined) {
+    this.#dpop = signer;
+  }
+
+  readonly #send: FetchLike = (url, init) => {
+    if (this.#token !== undefined && this.#dpop !== undefined) return dpopResourceFetch(this.#dpop, this.#baseFetch, this.#token, url, init);
     const headers = new Headers(init?.headers);
     if (this.#token !== undefined) headers.set('authorization', `Bearer ${this.#token}`);
-    const response = await this.#baseFetch(url, { ...init, headers });
+    return this.#baseFetch(url, { ...init, headers });
+  };
+
+  readonly #fetch: FetchLike = async (url, init) => {
+    const response = await this.#send(url, init);
     this.#answered = true;
     if ((init?.method ?? 'GET') === 'POST' && (response.status === 401 || response.status === 403)) {
       const header = response.headers.get('www-authenticate');
       const parsed = header === null ? undefined : parseWwwAuthenticate(header);
-      const challenge = parsed?.ok === true ? bearerChallenge(parsed.challenges) : undefined;
-      this.#refused = { status: response.status, ...(challenge === undefined ? {} : { challenge }) };
+      const dpop = parsed?.ok === true ? dpopChallenge(parsed.challenges) : undefined;
+      const challenge = parsed?.ok === true ? (bearerChallenge(parsed.challenges) ?? dpop) : undefined;
+      this.#refused = { status: response.status, ...(challenge === undefined ? {} : { challenge }), ...(dpop === undefined ? {} : { dpopChallenge: dpop }) };
     }
     return response;
   };

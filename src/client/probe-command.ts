@@ -3,6 +3,7 @@ import { hasFailure } from './check.js';
 import { parseCommandLine, parseHttpUrl, parseTimeout, readSecretFile, UsageError, withUsageErrors, type CommandOutput, type ExitCode } from './command-line.js';
 import { probe } from './probe.js';
 import { Redactor } from './redaction.js';
+import { allTokens, readTokenStore, tokenStorePath } from './token-store.js';
 import { renderJson, renderTable } from './report.js';
 
 export const PROBE_USAGE = 'mcp-auth-gateway probe <url> [--token T | --token-file F] [--client-id ID] [--allow-private] [--json] [--timeout 10s]';
@@ -27,11 +28,17 @@ async function tokenOf(token: string | undefined, tokenFile: string | undefined)
   return value;
 }
 
+/** The DPoP key `login` stored with this very token, if it did: a bound token is then sent with a proof. */
+async function storedDpopKey(token: string | undefined, env: NodeJS.ProcessEnv) {
+  if (token === undefined) return undefined;
+  return allTokens(await readTokenStore(tokenStorePath(env))).find((stored) => stored.accessToken === token)?.dpopKey;
+}
+
 /**
  * `mcp-auth-gateway probe <args>`: exit 0 when no check failed (warnings allowed), 1 when one did, 2 for a usage
- * error or an unreachable URL.
+ * error or an unreachable URL. `env` locates the token store (a DPoP-bound token's key).
  */
-export function runProbeCommand(args: readonly string[], output: CommandOutput): Promise<ExitCode> {
+export function runProbeCommand(args: readonly string[], output: CommandOutput, env: NodeJS.ProcessEnv = process.env): Promise<ExitCode> {
   return withUsageErrors(output, PROBE_USAGE, async () => {
     const { values, positionals } = parseCommandLine(args, OPTIONS);
     const url = parseHttpUrl(positionals[0], 'the MCP server URL');
@@ -39,7 +46,8 @@ export function runProbeCommand(args: readonly string[], output: CommandOutput):
     const token = await tokenOf(values.token, values['token-file']);
     const redactor = new Redactor();
     redactor.add(token);
-    const result = await probe({ url, token, clientId: values['client-id'], allowPrivate: values['allow-private'] === true, timeoutMs });
+    const dpopKey = await storedDpopKey(token, env);
+    const result = await probe({ url, token, dpopKey, clientId: values['client-id'], allowPrivate: values['allow-private'] === true, timeoutMs });
     if (!result.reachable) {
       output.stderr(`cannot reach ${result.url}: ${redactor.apply(result.reason)}\n`);
       return 2;

@@ -1,9 +1,11 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
+import type { JWK } from 'jose';
 import type { Check } from './check.js';
 import { SPEC } from './check.js';
 import { addressPolicy } from './address-policy.js';
 import { discover, jwksUriOf, type Discovery } from './discovery.js';
+import { boundKeyOf, createDpopSigner, dpopResourceFetch, type DpopSigner } from './dpop.js';
 import { authorizationServerChecks, resourceMetadataChecks, usableAuthorizationServer } from './discovery-checks.js';
 import { recordingFetch, type RecordingFetch } from './recording-fetch.js';
 import { describeRegistration, registrationApproaches } from './registration.js';
@@ -16,6 +18,8 @@ export interface ProbeOptions {
   readonly url: URL;
   /** Checked against what discovery found, then sent; never printed. */
   readonly token?: string;
+  /** The private key of a DPoP-bound token (from the token store): the token is then sent with a proof. */
+  readonly dpopKey?: JWK | undefined;
   /** `--client-id`: the client has pre-registered credentials. */
   readonly clientId?: string;
   /** `--allow-private`: discovered URLs may name non-public hosts (address-policy.ts). */
@@ -65,8 +69,8 @@ function redirectTarget(response: Response, url: URL): string | undefined {
  * The MCP endpoint's own answer (a redirect is not followed: what another URL answers is not this server's answer,
  * and a token must not travel on to it), its body discarded (an SSE stream would never end).
  */
-async function answerOf(http: RecordingFetch, url: URL, init: RequestInit): Promise<Answer> {
-  const response = await http.fetch(url, { ...init, redirect: 'manual' });
+async function answerOf(http: RecordingFetch, url: URL, init: RequestInit, fetchVia: FetchLike = http.fetch): Promise<Answer> {
+  const response = await fetchVia(url, { ...init, redirect: 'manual' });
   await response.body?.cancel();
   const redirectTo = redirectTarget(response, url);
   return {
@@ -109,16 +113,18 @@ function readChallenge(header: string | null | undefined): ChallengeReading {
   if (header === null) return { checks: [check('fail', '401 without a WWW-Authenticate header')] };
   const parsed = parseWwwAuthenticate(header);
   if (!parsed.ok) return { checks: [check('fail', `WWW-Authenticate does not parse: ${parsed.error}`)] };
-  const bearer = bearerChallenge(parsed.challenges);
+  // A resource that takes only DPoP-bound tokens challenges with DPoP alone (RFC 9449 §7.1), with the same parameters.
+  const bearer = bearerChallenge(parsed.challenges) ?? parsed.challenges.find((challenge) => challenge.scheme.toLowerCase() === 'dpop');
   if (bearer === undefined) {
-    return { checks: [check('fail', `no Bearer challenge (schemes: ${parsed.challenges.map((challenge) => challenge.scheme).join(', ')})`)] };
+    return { checks: [check('fail', `no Bearer or DPoP challenge (schemes: ${parsed.challenges.map((challenge) => challenge.scheme).join(', ')})`)] };
   }
   const checks: Check[] = [];
+  const { scheme } = bearer;
   const metadataUrl = bearer.params.get('resource_metadata');
-  if (bearer.duplicateParams.length > 0) checks.push(check('fail', `the Bearer challenge repeats ${bearer.duplicateParams.join(', ')}`));
-  else if (metadataUrl === undefined) checks.push(check('warn', 'Bearer challenge without resource_metadata: clients must fall back to the well-known locations'));
+  if (bearer.duplicateParams.length > 0) checks.push(check('fail', `the ${scheme} challenge repeats ${bearer.duplicateParams.join(', ')}`));
+  else if (metadataUrl === undefined) checks.push(check('warn', `${scheme} challenge without resource_metadata: clients must fall back to the well-known locations`));
   else if (!URL.canParse(metadataUrl)) checks.push(check('fail', `resource_metadata "${metadataUrl}" is not an absolute URL`));
-  else checks.push(check('pass', `Bearer challenge, resource_metadata ${metadataUrl}`));
+  else checks.push(check('pass', `${scheme} challenge, resource_metadata ${metadataUrl}`));
 
   const scope = bearer.params.get('scope');
   checks.push(
@@ -185,21 +191,34 @@ function withheldCheck(causes: readonly string[]): Check {
   };
 }
 
-/** Step 6, after the token's own checks: what the server says when the token is sent. */
-async function sendToken(http: RecordingFetch, url: URL, token: string): Promise<Check> {
-  const authorization = { authorization: `Bearer ${token}` };
-  const answer = await answerOf(http, url, initializeRequest(authorization)).catch(() => undefined);
+/** A DPoP-bound token (`cnf.jkt`, RFC 9449 §6.1): whether the key it is bound to is at hand to prove possession. */
+async function bindingCheck(token: string, signer: DpopSigner | undefined): Promise<Check | undefined> {
+  const jkt = boundKeyOf(token);
+  if (jkt === undefined) return undefined;
+  const check = (status: Check['status'], message: string): Check => ({ id: 'token-binding', status, message, spec: SPEC.tokenBinding });
+  if (signer === undefined) return check('warn', `DPoP-bound (cnf.jkt ${jkt}) but its key is not in the token store: sent as Bearer, the server must refuse it`);
+  if ((await signer.thumbprint()) !== jkt) return check('fail', `DPoP-bound to ${jkt}, but the stored key is another one (${await signer.thumbprint()})`);
+  return check('pass', `DPoP-bound (cnf.jkt ${jkt}): sent as DPoP with a proof by the stored key`);
+}
+
+/** Step 6, after the token's own checks: what the server says when the token is sent (with a proof when bound). */
+async function sendToken(http: RecordingFetch, url: URL, token: string, signer: DpopSigner | undefined): Promise<Check> {
+  const authorization: Record<string, string> = signer === undefined ? { authorization: `Bearer ${token}` } : {};
+  const request = initializeRequest(authorization);
+  const fetchVia: FetchLike | undefined = signer && ((target, init) => dpopResourceFetch(signer, http.fetch, token, target, init));
+  const answer = await answerOf(http, url, request, fetchVia).catch(() => undefined);
   const check = (status: Check['status'], message: string): Check => ({ id: 'token-accepted', status, message, spec: SPEC.tokenAccepted });
   if (answer === undefined) return check('fail', `POST initialize with the token failed: ${http.exchanges.at(-1)?.error ?? 'no answer'}`);
   if (answer.status >= 200 && answer.status < 300) {
     if (answer.sessionId !== null) {
       // Close the session the probe just opened.
-      await answerOf(http, url, { method: 'DELETE', headers: { ...authorization, 'mcp-session-id': answer.sessionId } }).catch(() => undefined);
+      await answerOf(http, url, { method: 'DELETE', headers: { ...authorization, 'mcp-session-id': answer.sessionId } }, fetchVia).catch(() => undefined);
     }
     return check('pass', `POST initialize with the token: ${answer.status}`);
   }
   const parsed = answer.challenge === null ? undefined : parseWwwAuthenticate(answer.challenge);
-  const bearer = parsed?.ok === true ? bearerChallenge(parsed.challenges) : undefined;
+  const challenges = parsed?.ok === true ? parsed.challenges : [];
+  const bearer = bearerChallenge(challenges) ?? challenges.find((challenge) => challenge.scheme.toLowerCase() === 'dpop');
   const error = bearer?.params.get('error');
   if (answer.status === 403) {
     return check('fail', `POST initialize with the token: 403${error === undefined ? '' : ` ${error}`}, the server wants scope "${bearer?.params.get('scope') ?? '(not named)'}"`);
@@ -256,8 +275,12 @@ async function probeWith(http: RecordingFetch, options: ProbeOptions): Promise<P
       fetch: http.fetch,
     };
     checks.push(...(await tokenChecks(options.token, expectations)));
+    const signer = options.dpopKey === undefined ? undefined : await createDpopSigner(options.dpopKey);
+    const binding = await bindingCheck(options.token, signer);
+    if (binding !== undefined) checks.push(binding);
     const causes = checks.filter((check) => check.status === 'fail' && WITHHOLD_AFTER.has(check.id)).map((check) => check.id);
-    checks.push(causes.length > 0 ? withheldCheck(causes) : await sendToken(http, url, options.token));
+    const proving = binding?.status === 'pass' ? signer : undefined;
+    checks.push(causes.length > 0 ? withheldCheck(causes) : await sendToken(http, url, options.token, proving));
   }
   return { reachable: true, url: url.href, checks };
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmod, lstat, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { JWK } from 'jose';
 
 /** One resource's tokens from one authorization server, as `login` keeps them. */
 export interface StoredToken {
@@ -20,6 +21,11 @@ export interface StoredToken {
   /** ISO 8601, from `expires_in`. */
   readonly expiresAt?: string;
   readonly obtainedAt: string;
+  /**
+   * A DPoP-bound token's key (RFC 9449): the private JWK every proof is signed with, one per authorization server
+   * (a new token from that server is bound to the same key); never printed.
+   */
+  readonly dpopKey?: JWK;
 }
 
 /** Tokens by authorization server, then by resource. */
@@ -81,6 +87,12 @@ export async function readTokenStore(path: string): Promise<TokenStore> {
 /** The token `authorizationServer` issued for `resource`: never one another server issued. */
 export function findToken(store: TokenStore, authorizationServer: string, resource: string): StoredToken | undefined {
   return Object.hasOwn(store, authorizationServer) ? store[authorizationServer]?.[resource] : undefined;
+}
+
+/** The DPoP key of `authorizationServer`'s tokens, when one of them is DPoP-bound. */
+export function dpopKeyOf(store: TokenStore, authorizationServer: string): JWK | undefined {
+  if (!Object.hasOwn(store, authorizationServer)) return undefined;
+  return Object.values(store[authorizationServer] ?? {}).find((token) => token.dpopKey !== undefined)?.dpopKey;
 }
 
 export function allTokens(store: TokenStore): StoredToken[] {

@@ -12,6 +12,10 @@ export const MEMORY_RECORD_KINDS = {
   introspection_negative: { default: 10_000, meaning: 'Cached inactive introspection answers (made by any caller, valid token or not).' },
   upstream_tokens: { default: 20_000, meaning: 'Upstream access tokens (client_credentials, token exchange).' },
   rate_limits: { default: 50_000, meaning: 'Rate-limit buckets, one per caller and route.' },
+  dpop_proofs: {
+    default: 100_000,
+    meaning: 'DPoP proofs seen (their jti), each kept for twice dpop.iat_window: past the bound the oldest could be replayed within its window.',
+  },
 } as const;
 
 export type MemoryRecordKind = keyof typeof MEMORY_RECORD_KINDS;

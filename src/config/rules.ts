@@ -21,6 +21,8 @@ const PATH_CHARACTERS = /^[A-Za-z0-9\-._~+,=:@/]*$/;
 const RESERVED_HEADERS = new Set([
   'authorization',
   'proxy-authorization',
+  // RFC 9449 §4.1: the client's proof is for the gateway, never forwarded or replaced.
+  'dpop',
   'cookie',
   'host',
   'content-length',

@@ -28,6 +28,7 @@ export type { LogSettings } from './sections/log.js';
 export type { AuthorizationCodeClient, TokenEndpointClientAuth, TokenEndpointSettings } from './sections/oauth-clients.js';
 export type { HostPolicy } from './sections/public-url.js';
 export type { CorsSettings } from './sections/routes/cors.js';
+export type { DpopAlgorithm, DpopMode, DpopSettings } from './sections/routes/dpop.js';
 export type { IdentitySettings } from './sections/routes/identity.js';
 export type { PolicySettings } from './sections/routes/policy.js';
 export type { RateLimitSettings } from './sections/routes/rate-limit.js';

@@ -1,7 +1,10 @@
 import type { CorsSettings } from '../config/types.js';
 
-/** Headers a browser-based MCP client must be able to read: the session id, the auth challenge, when to retry (429/503). */
-const EXPOSED_HEADERS = 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After';
+/**
+ * Headers a browser-based MCP client must be able to read: the session id, the auth challenge, when to retry
+ * (429/503), the server nonce of its next DPoP proof (RFC 9449 §9).
+ */
+const EXPOSED_HEADERS = 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After, DPoP-Nonce';
 const MCP_METHODS = 'GET, POST, DELETE, OPTIONS';
 const DOCUMENT_METHODS = 'GET, HEAD, OPTIONS';
 /** Public documents are the same for everyone and change only on reload: browsers may keep the preflight an hour. */
@@ -10,6 +13,8 @@ const DOCUMENT_PREFLIGHT_MAX_AGE_SECONDS = 3600;
 /** Request headers of the Streamable HTTP transport (2025-11-25 and 2026-07-28), lower case. */
 const MCP_REQUEST_HEADERS: ReadonlySet<string> = new Set([
   'authorization',
+  // RFC 9449 §4.1: the proof of a DPoP-bound token.
+  'dpop',
   'content-type',
   'accept',
   'mcp-protocol-version',

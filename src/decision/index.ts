@@ -5,7 +5,7 @@
  */
 export { answerStarted, listRewrite, recordAnswer, upstreamRefusal, type MessageRewrite, type UpstreamAnswer } from './after-answer.js';
 export { B64TOKEN } from './bearer-token.js';
-export { advertisedScopes, challengeScopes, routeChallenge, type ChallengeContext } from './challenge.js';
+export { advertisedScopes, challengeSchemes, challengeScopes, routeChallenge, type ChallengeContext, type ChallengeSchemes } from './challenge.js';
 export { PUBLIC_DOCUMENT_CORS, publicDocumentPreflightHeaders } from './cors.js';
 export { carriesLink, elicitationAnswer, type ElicitationAnswer, type ElicitationRequest } from './elicitation.js';
 export { pathOf, singleHeader, type HeaderMap, type RequestFacts } from './facts.js';
@@ -15,6 +15,8 @@ export type {
   BindingState,
   DecisionRuntime,
   DecisionTrace,
+  DpopProofChecker,
+  DpopRequest,
   IdentityAsserter,
   PrincipalSlots,
   RateLimiter,

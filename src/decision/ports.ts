@@ -21,6 +21,11 @@ export interface AuthContext {
   /** Expiry, milliseconds since the epoch. */
   readonly expiresAt: number;
   readonly tokenKind: 'jwt' | 'introspection';
+  /**
+   * The RFC 7638 thumbprint of the key the token is bound to (`cnf.jkt`, RFC 9449 §6): such a token is accepted
+   * only with a DPoP proof signed by that key. Absent for a bearer token.
+   */
+  readonly boundKey?: string | undefined;
 }
 
 /** What a verifier may know about the request besides its token. */
@@ -104,6 +109,32 @@ export interface PrincipalSlots {
   open(auth: AuthContext): number;
 }
 
+/** A request carrying a DPoP-bound token, as the proof must describe it (RFC 9449 §4.3). */
+export interface DpopRequest {
+  /** The one `DPoP` header's value. */
+  readonly proof: string;
+  /** The method as the client sent it (through the decision listener: as the proxy describes it). */
+  readonly method: string;
+  /** The Host the client asked for, when known. */
+  readonly host: string | undefined;
+  /** The request target as the client sent it (its query is no part of `htu`). */
+  readonly url: string;
+  readonly accessToken: string;
+  /** The token's `cnf.jkt`. */
+  readonly boundKey: string;
+}
+
+/** Checks DPoP proofs for one route: the proof itself, its jti across replicas, the server nonce. */
+export interface DpopProofChecker {
+  /**
+   * Resolves when the proof holds; rejects with `invalid_dpop_proof`, `use_dpop_nonce` (with the nonce to use) or
+   * `auth_unavailable` (the replay cache cannot answer). Never anything else.
+   */
+  check(request: DpopRequest): Promise<void>;
+  /** The nonce proofs must carry now, for the DPoP-Nonce header of every answer; absent unless the route requires one. */
+  currentNonce(): string | undefined;
+}
+
 /** Everything a request on one route needs, built once per compiled config by the wiring root. */
 export interface RouteRuntime {
   readonly route: CompiledRoute;
@@ -116,6 +147,8 @@ export interface RouteRuntime {
   readonly rateLimiter: RateLimiter | undefined;
   /** What the route's 401 and 403 challenges say (`routeChallenge` in challenge.ts). */
   readonly challenge: ChallengeContext;
+  /** Absent when the route takes bearer tokens only (`dpop.mode: bearer_only`). */
+  readonly dpop: DpopProofChecker | undefined;
 }
 
 /** What the decision reads of one compiled config: its settings and its routes by normalised path. */

@@ -19,6 +19,8 @@ interface RequiredFields {
   readonly too_many_requests: { readonly retryAfterMs: number };
   /** The consent link and the form the request's revision takes. */
   readonly elicitation_required: { readonly elicitation: UrlElicitation };
+  /** RFC 9449 §9: the nonce the next proof must carry (the DPoP-Nonce header). */
+  readonly use_dpop_nonce: { readonly nonce: string };
   /** A request the HTTP framework could not parse: the precise 4xx status it determined. */
   readonly bad_request: { readonly status: number };
 }
@@ -35,6 +37,8 @@ export type RefusalCode =
   | 'invalid_request'
   /** Token present but not acceptable → 401 invalid_token. */
   | 'invalid_token'
+  /** A DPoP-bound token whose proof is missing, malformed or fails a check of RFC 9449 §4.3 → 401 invalid_dpop_proof. */
+  | 'invalid_dpop_proof'
   /** The gateway cannot decide (JWKS / introspection unreachable or malformed) → 503 + Retry-After. */
   | 'auth_unavailable'
   /** Request Origin not allowed for the route → 403 without challenge. */

@@ -1,4 +1,4 @@
-import { buildChallenge, CHALLENGE_DESCRIPTIONS, namedScopes, type ChallengeContext, type ChallengeError } from './challenge.js';
+import { BEARER_ONLY, buildChallenge, CHALLENGE_DESCRIPTIONS, namedScopes, type ChallengeContext, type ChallengeError } from './challenge.js';
 import type { GatewayError, Refusal, RefusalCode, UrlElicitation } from './refusal.js';
 
 /**
@@ -66,7 +66,10 @@ function bare(error: string, statusCode: number): ErrorResponse {
   return { statusCode, headers: JSON_TYPE, body: JSON.stringify({ error }) };
 }
 
-/** RFC 6750 §3: a 401/403/400 with the route's `WWW-Authenticate` challenge (none when no route matched). */
+/**
+ * RFC 6750 §3 / RFC 9449 §7.1: a 401/403/400 with the route's `WWW-Authenticate` challenges (none when no route
+ * matched); `use_dpop_nonce` also names the nonce to use (RFC 9449 §9).
+ */
 function challenged(statusCode: number, code: ChallengeError | 'missing_token', description: string) {
   return (refusal: Refusal, at: AnswerContext): ErrorResponse => {
     const headers: Record<string, string> = { ...NO_STORE_JSON };
@@ -78,8 +81,10 @@ function challenged(statusCode: number, code: ChallengeError | 'missing_token', 
           refusal.code === 'insufficient_scope'
             ? namedScopes(refusal.requiredScopes, at.challenge.alsoNamedScopes, at.challenge.advertisedScopes)
             : at.challenge.challengeScopes,
+        schemes: at.challenge.schemes ?? BEARER_ONLY,
       });
     }
+    if (refusal.code === 'use_dpop_nonce') headers['dpop-nonce'] = refusal.nonce;
     return { statusCode, headers, body: oauthBody(code, description) };
   };
 }
@@ -104,6 +109,8 @@ const TABLE: Readonly<Record<RefusalCode, Row>> = {
   invalid_request: challenged(400, 'invalid_request', CHALLENGE_DESCRIPTIONS.invalid_request),
   invalid_token: challenged(401, 'invalid_token', CHALLENGE_DESCRIPTIONS.invalid_token),
   insufficient_scope: challenged(403, 'insufficient_scope', CHALLENGE_DESCRIPTIONS.insufficient_scope),
+  invalid_dpop_proof: challenged(401, 'invalid_dpop_proof', CHALLENGE_DESCRIPTIONS.invalid_dpop_proof),
+  use_dpop_nonce: challenged(401, 'use_dpop_nonce', CHALLENGE_DESCRIPTIONS.use_dpop_nonce),
   // No challenge: a 401 would make every client authorize again for an outage of the gateway's own.
   auth_unavailable: () => ({
     statusCode: 503,

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { createDpopChecker } from '../auth/dpop-checker.js';
 import { routeChallenge } from '../decision/index.js';
 import type { DecisionRuntime, RouteRuntime, TokenVerifier, UpstreamCredentialProvider } from '../decision/index.js';
 import type { DoorRuntime } from '../doors/shared/runtime.js';
@@ -55,6 +56,7 @@ export function createRuntime(config: CompiledConfig, verifierFor: VerifierFacto
       sessions: createSessionBindings(route.name, route.sessions, services),
       rateLimiter: route.rateLimit && createRateLimiter(route.name, route.rateLimit, services),
       challenge: routeChallenge(route),
+      dpop: route.dpop.mode === 'bearer_only' ? undefined : createDpopChecker(route, services),
     });
   }
   return { config, routes, slots: services.slots, signingKey, consent, auditPrincipal: auditPrincipal(config.auditSubject, services.keySecret) };

@@ -1,4 +1,10 @@
-import { REQUIRED_CLIENT_SCENARIOS, REQUIRED_NEXT_CLIENT_SCENARIOS, REQUIRED_NEXT_SERVER_SCENARIOS, REQUIRED_SERVER_SCENARIOS } from './required-scenarios.js';
+import {
+  DPOP_CLIENT_SCENARIOS,
+  REQUIRED_CLIENT_SCENARIOS,
+  REQUIRED_NEXT_CLIENT_SCENARIOS,
+  REQUIRED_NEXT_SERVER_SCENARIOS,
+  REQUIRED_SERVER_SCENARIOS,
+} from './required-scenarios.js';
 
 /** One run of the suite's CLI: its arguments after `server` or `client`, and the protocol revision it runs at. */
 export interface SuiteRun {
@@ -53,6 +59,8 @@ export const NEXT_RELEASE: SuiteRelease = {
     { name: 'auth-2026-07-28', args: ['--suite', 'auth', '--spec-version', '2026-07-28'], wire: '2026-07-28' },
     { name: 'draft', args: ['--suite', 'draft'] },
     { name: 'backcompat', args: ['--suite', 'backcompat'] },
+    // The DPoP extension (SEP-1932), not scored by the suite: login asks for DPoP-bound tokens and proves them.
+    ...DPOP_CLIENT_SCENARIOS.map((scenario) => ({ name: scenario.replace('/', '-'), args: ['--scenario', scenario] })),
   ],
   requiredServer: REQUIRED_NEXT_SERVER_SCENARIOS,
   requiredClient: REQUIRED_NEXT_CLIENT_SCENARIOS,

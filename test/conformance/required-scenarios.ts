@@ -69,6 +69,9 @@ export const REQUIRED_CLIENT_SCENARIOS: readonly string[] = [
   'auth/offline-access-not-supported',
 ];
 
+/** 0.2.0-alpha.12's DPoP client scenarios (extension SEP-1932, in no suite the runs above name). */
+export const DPOP_CLIENT_SCENARIOS: readonly string[] = ['auth/dpop', 'auth/dpop-nonce'];
+
 /**
  * 0.2.0-alpha.12's: the auth suite at both wires, every draft scenario (2026-07-28 only, also the client scenarios
  * that are not about authorization), then backcompat.
@@ -94,6 +97,7 @@ export const REQUIRED_NEXT_CLIENT_SCENARIOS: readonly string[] = [
   'http-invalid-tool-headers',
   'json-schema-ref-no-deref',
   ...BACKCOMPAT_SCENARIOS,
+  ...DPOP_CLIENT_SCENARIOS,
 ];
 
 /** 0.1.16's server scenarios that 2026-07-28 removed (they need initialize, sessions or server requests). */

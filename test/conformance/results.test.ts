@@ -89,9 +89,11 @@ describe('conformance results', () => {
     for (const list of [REQUIRED_CLIENT_SCENARIOS, REQUIRED_SERVER_SCENARIOS]) expect(new Set(list).size).toBe(list.length);
   });
 
-  it('the alpha required lists: the auth suite at both wires, draft and backcompat (47); server scenarios at both wires (110)', () => {
-    expect(REQUIRED_NEXT_CLIENT_SCENARIOS).toHaveLength(47);
-    expect(REQUIRED_NEXT_CLIENT_SCENARIOS).toEqual(expect.arrayContaining(['auth/metadata-default', 'auth/metadata-default@2026-07-28', 'auth/iss-normalized', 'auth/authorization-server-migration']));
+  it('the alpha required lists: the auth suite at both wires, draft, backcompat and the two DPoP scenarios (49); server scenarios at both wires (110)', () => {
+    expect(REQUIRED_NEXT_CLIENT_SCENARIOS).toHaveLength(49);
+    expect(REQUIRED_NEXT_CLIENT_SCENARIOS).toEqual(
+      expect.arrayContaining(['auth/metadata-default', 'auth/metadata-default@2026-07-28', 'auth/iss-normalized', 'auth/authorization-server-migration', 'auth/dpop', 'auth/dpop-nonce']),
+    );
     expect(REQUIRED_NEXT_SERVER_SCENARIOS).toHaveLength(110);
     for (const list of [REQUIRED_NEXT_CLIENT_SCENARIOS, REQUIRED_NEXT_SERVER_SCENARIOS]) expect(new Set(list).size).toBe(list.length);
   });

@@ -1,6 +1,7 @@
 import { createMemoryStore } from '../../src/cache/memory-store.js';
 import type { CacheStore } from '../../src/cache/store.js';
 import { routeChallenge } from '../../src/decision/challenge.js';
+import { createDpopChecker } from '../../src/auth/dpop-checker.js';
 import type { RequestFacts } from '../../src/decision/facts.js';
 import type { AuthContext, DecisionRuntime, RouteRuntime, TokenVerifier, UpstreamCredentialProvider } from '../../src/decision/ports.js';
 import { GatewayError } from '../../src/decision/refusal.js';
@@ -65,6 +66,7 @@ ${routes}
       sessions: createSessionBindings(route.name, route.sessions, { store, keySecret }),
       rateLimiter: route.rateLimit && createRateLimiter(route.name, route.rateLimit, { store, keySecret }),
       challenge: routeChallenge(route),
+      dpop: route.dpop.mode === 'bearer_only' ? undefined : createDpopChecker(route, { store, keySecret }),
     });
   }
   return { config, routes: entries, slots: { streams: createPrincipalSlots(), requestsInFlight: createPrincipalSlots() } };

@@ -75,7 +75,7 @@ describe('Envoy ext_authz (HTTP service): the original request under path_prefix
     const verdict = await asEnvoy('POST', '/calc/mcp', { authorization, 'content-type': 'application/json' }, call('add'));
     expect(verdict.status).toBe(200);
     expect(verdict.headers.authorization).toBe('Bearer upstream-secret');
-    expect(verdict.headers['x-envoy-auth-headers-to-remove']).toBe('proxy-authorization, cookie');
+    expect(verdict.headers['x-envoy-auth-headers-to-remove']).toBe('proxy-authorization, cookie, dpop');
     expect(JSON.stringify(verdict)).not.toContain(authorization.slice(7));
     expect(stack.upstream.requests).toHaveLength(0);
   });
@@ -84,7 +84,7 @@ describe('Envoy ext_authz (HTTP service): the original request under path_prefix
     const verdict = await asEnvoy('GET', '/open/mcp', { authorization: await bearer(OPEN, 'mcp') });
     expect(verdict.status).toBe(200);
     expect(verdict.headers.authorization).toBeUndefined();
-    expect(verdict.headers['x-envoy-auth-headers-to-remove']).toBe('authorization, proxy-authorization, cookie');
+    expect(verdict.headers['x-envoy-auth-headers-to-remove']).toBe('authorization, proxy-authorization, cookie, dpop');
   });
 
   it('refused → exactly the proxy-mode status, challenge and body (401 without a token)', async () => {

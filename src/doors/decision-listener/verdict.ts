@@ -1,8 +1,11 @@
 import type { ErrorResponse } from '../../decision/index.js';
 import type { DecisionProxy } from '../../config/types.js';
 
-/** Client headers never to reach the upstream; Envoy removes those the verdict names (its HTTP ext_authz contract). */
-const CLIENT_CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'] as const;
+/**
+ * Client headers never to reach the upstream (a DPoP proof is for the gateway alone, RFC 9449 §7); Envoy removes
+ * those the verdict names (its HTTP ext_authz contract).
+ */
+const CLIENT_CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'dpop'] as const;
 
 /**
  * An allowed request's answer headers: what the proxy must set upstream (the route's upstream credential, the

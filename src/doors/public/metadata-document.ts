@@ -9,6 +9,10 @@ export interface ProtectedResourceMetadata {
   readonly scopes_supported?: readonly string[];
   readonly resource_name?: string;
   readonly resource_documentation?: string;
+  /** RFC 9728 §2: the algorithms this resource takes in DPoP proofs, on a route that takes DPoP. */
+  readonly dpop_signing_alg_values_supported?: readonly string[];
+  /** RFC 9728 §2: true when the route takes DPoP-bound tokens only (`dpop.mode: required`). */
+  readonly dpop_bound_access_tokens_required?: boolean;
 }
 
 export function protectedResourceMetadata(route: CompiledRoute): ProtectedResourceMetadata {
@@ -20,6 +24,9 @@ export function protectedResourceMetadata(route: CompiledRoute): ProtectedResour
     ...(scopes.length > 0 ? { scopes_supported: scopes } : {}),
     ...(route.resourceName === undefined ? {} : { resource_name: route.resourceName }),
     ...(route.resourceDocumentation === undefined ? {} : { resource_documentation: route.resourceDocumentation }),
+    ...(route.dpop.mode === 'bearer_only'
+      ? {}
+      : { dpop_signing_alg_values_supported: route.dpop.algorithms, dpop_bound_access_tokens_required: route.dpop.mode === 'required' }),
   };
 }
 

@@ -9,7 +9,7 @@ describe('record kinds of the in-process store', () => {
   });
 
   it('every kind but the negative introspection answers is the kind of some key class', () => {
-    const classes = ['introspect', 'session', 'ratelimit', 'upstream-token', 'grant', 'grant-refresh', 'grant-epoch', 'consent-link', 'consent-link-of', 'consent-flow'];
+    const classes = ['introspect', 'session', 'ratelimit', 'upstream-token', 'grant', 'grant-refresh', 'grant-epoch', 'consent-link', 'consent-link-of', 'consent-flow', 'dpop-jti'];
     const kinds = new Set(classes.map((keyClass) => recordKindOf(`${keyClass}:x`)));
     expect([...kinds].sort()).toEqual(RECORD_KINDS.filter((kind) => kind !== 'introspection_negative').sort());
   });

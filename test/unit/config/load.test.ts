@@ -32,6 +32,7 @@ describe('defaults', () => {
         introspection: 50_000,
         introspection_negative: 10_000,
         upstream_tokens: 20_000,
+        dpop_proofs: 100_000,
         rate_limits: 50_000,
       },
     });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractBearerToken, hasAccessTokenInQuery } from '../../../src/decision/bearer-token.js';
+import { extractAccessToken, hasAccessTokenInQuery } from '../../../src/decision/bearer-token.js';
 
 const MAX = 64;
 const TOKEN = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhIn0.c2ln';
@@ -8,14 +8,14 @@ function withAuthorization(...values: string[]): string[] {
   return ['Host', 'gw.example.com', ...values.flatMap((value) => ['Authorization', value]), 'Accept', '*/*'];
 }
 
-describe('extractBearerToken', () => {
+describe('extractAccessToken', () => {
   it('returns the token of a well-formed Bearer header', () => {
-    expect(extractBearerToken(withAuthorization(`Bearer ${TOKEN}`), MAX)).toEqual({ kind: 'token', token: TOKEN });
+    expect(extractAccessToken(withAuthorization(`Bearer ${TOKEN}`), MAX)).toEqual({ kind: 'token', token: TOKEN, scheme: 'bearer' });
   });
 
   it('A1 no Authorization header → missing', () => {
-    expect(extractBearerToken(['Host', 'gw.example.com'], MAX)).toEqual({ kind: 'missing' });
-    expect(extractBearerToken([], MAX)).toEqual({ kind: 'missing' });
+    expect(extractAccessToken(['Host', 'gw.example.com'], MAX)).toEqual({ kind: 'missing' });
+    expect(extractAccessToken([], MAX)).toEqual({ kind: 'missing' });
   });
 
   it.each([
@@ -26,16 +26,20 @@ describe('extractBearerToken', () => {
     ['Token abc'],
     [''],
   ])('A2 unsupported scheme %j → missing (401 without error)', (value) => {
-    expect(extractBearerToken(withAuthorization(value), MAX)).toEqual({ kind: 'missing' });
+    expect(extractAccessToken(withAuthorization(value), MAX)).toEqual({ kind: 'missing' });
   });
 
   it.each([['bearer'], ['BEARER'], ['Bearer'], ['bEaReR']])('A3 scheme %s is case-insensitive', (scheme) => {
-    expect(extractBearerToken(withAuthorization(`${scheme} ${TOKEN}`), MAX)).toEqual({ kind: 'token', token: TOKEN });
+    expect(extractAccessToken(withAuthorization(`${scheme} ${TOKEN}`), MAX)).toEqual({ kind: 'token', token: TOKEN, scheme: 'bearer' });
+  });
+
+  it.each([['DPoP'], ['dpop'], ['DPOP']])('RFC 9449 §7.1 scheme %s is read as a DPoP credential', (scheme) => {
+    expect(extractAccessToken(withAuthorization(`${scheme} ${TOKEN}`), MAX)).toEqual({ kind: 'token', token: TOKEN, scheme: 'dpop' });
   });
 
   it('A3 header name is matched case-insensitively in rawHeaders', () => {
-    expect(extractBearerToken(['authorization', `Bearer ${TOKEN}`], MAX)).toEqual({ kind: 'token', token: TOKEN });
-    expect(extractBearerToken(['AUTHORIZATION', `Bearer ${TOKEN}`], MAX)).toEqual({ kind: 'token', token: TOKEN });
+    expect(extractAccessToken(['authorization', `Bearer ${TOKEN}`], MAX)).toEqual({ kind: 'token', token: TOKEN, scheme: 'bearer' });
+    expect(extractAccessToken(['AUTHORIZATION', `Bearer ${TOKEN}`], MAX)).toEqual({ kind: 'token', token: TOKEN, scheme: 'bearer' });
   });
 
   it.each([
@@ -58,7 +62,7 @@ describe('extractBearerToken', () => {
     ['Bearer a;b', 'semicolon'],
     ['Bearer token="abc"', 'auth-param with a quoted value'],
   ])('A4 %j (%s) → invalid_request', (value) => {
-    expect(extractBearerToken(withAuthorization(value), MAX)).toEqual({ kind: 'invalid_request' });
+    expect(extractAccessToken(withAuthorization(value), MAX)).toEqual({ kind: 'invalid_request' });
   });
 
   it.each([
@@ -67,7 +71,7 @@ describe('extractBearerToken', () => {
     ['Bearer a-b.c_d~e+f/g', 'a-b.c_d~e+f/g'],
     ['  Bearer abc \t', 'abc'],
   ])('A4 grammar: %j is accepted as %j (1*SP, token68 padding, outer OWS ignored)', (value, token) => {
-    expect(extractBearerToken(withAuthorization(value), MAX)).toEqual({ kind: 'token', token });
+    expect(extractAccessToken(withAuthorization(value), MAX)).toEqual({ kind: 'token', token, scheme: 'bearer' });
   });
 
   it.each([
@@ -76,7 +80,7 @@ describe('extractBearerToken', () => {
     ['Bearer eyJhbGciOiJFUzI1NiJ9==.eyJzdWIiOiJhIn0=.c2ln', 'eyJhbGciOiJFUzI1NiJ9==.eyJzdWIiOiJhIn0=.c2ln'],
     ['Bearer token=abc', 'token=abc'],
   ])('K16 %j: `=` out of place is the token\'s form, not the header\'s: extracted as %j for the verifier to refuse', (value, token) => {
-    expect(extractBearerToken(withAuthorization(value), MAX)).toEqual({ kind: 'token', token });
+    expect(extractAccessToken(withAuthorization(value), MAX)).toEqual({ kind: 'token', token, scheme: 'bearer' });
   });
 
   it.each([
@@ -86,67 +90,68 @@ describe('extractBearerToken', () => {
     [['Basic dXNlcjpwYXNz', `Bearer ${TOKEN}`], 'basic and bearer'],
     [['', `Bearer ${TOKEN}`], 'empty and bearer'],
   ])('A7 two Authorization lines (%j, %s) → invalid_request', (values) => {
-    expect(extractBearerToken(withAuthorization(...values), MAX)).toEqual({ kind: 'invalid_request' });
+    expect(extractAccessToken(withAuthorization(...values), MAX)).toEqual({ kind: 'invalid_request' });
   });
 
   it('A7 a duplicate in a different case of the header name still counts', () => {
     const raw = ['Authorization', `Bearer ${TOKEN}`, 'authorization', `Bearer ${TOKEN}`];
-    expect(extractBearerToken(raw, MAX)).toEqual({ kind: 'invalid_request' });
+    expect(extractAccessToken(raw, MAX)).toEqual({ kind: 'invalid_request' });
   });
 
   it('A8 token longer than the cap → too_long, one byte under or at the cap → token', () => {
-    expect(extractBearerToken(withAuthorization(`Bearer ${'a'.repeat(MAX + 1)}`), MAX)).toEqual({ kind: 'too_long' });
-    expect(extractBearerToken(withAuthorization(`Bearer ${'a'.repeat(MAX)}`), MAX)).toEqual({
+    expect(extractAccessToken(withAuthorization(`Bearer ${'a'.repeat(MAX + 1)}`), MAX)).toEqual({ kind: 'too_long' });
+    expect(extractAccessToken(withAuthorization(`Bearer ${'a'.repeat(MAX)}`), MAX)).toEqual({
       kind: 'token',
       token: 'a'.repeat(MAX),
+      scheme: 'bearer',
     });
   });
 
   it('A8 a huge value with inner whitespace is rejected without quadratic scanning', () => {
     const value = `Bearer a${' '.repeat(200_000)}b`;
-    expect(extractBearerToken(withAuthorization(value), 1_000_000)).toEqual({ kind: 'invalid_request' });
-    expect(extractBearerToken(withAuthorization(`Bearer ${'a'.repeat(1_000_000)}`), 8192)).toEqual({ kind: 'too_long' });
+    expect(extractAccessToken(withAuthorization(value), 1_000_000)).toEqual({ kind: 'invalid_request' });
+    expect(extractAccessToken(withAuthorization(`Bearer ${'a'.repeat(1_000_000)}`), 8192)).toEqual({ kind: 'too_long' });
   });
 });
 
-describe('extractBearerToken remembers the last value read on each connection', () => {
+describe('extractAccessToken remembers the last value read on each connection', () => {
   const OTHER = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJiIn0.c2ln';
   const LIMIT = 8192;
 
   it('A7 a different value on the same connection is read anew: each neighbour gets its own verdict', () => {
     const connection = {};
-    const read = (value: string) => extractBearerToken(withAuthorization(value), LIMIT, connection);
-    expect(read(`Bearer ${TOKEN}`)).toEqual({ kind: 'token', token: TOKEN });
-    expect(read(`Bearer ${TOKEN}`)).toEqual({ kind: 'token', token: TOKEN });
+    const read = (value: string) => extractAccessToken(withAuthorization(value), LIMIT, connection);
+    expect(read(`Bearer ${TOKEN}`)).toEqual({ kind: 'token', token: TOKEN, scheme: 'bearer' });
+    expect(read(`Bearer ${TOKEN}`)).toEqual({ kind: 'token', token: TOKEN, scheme: 'bearer' });
     expect(read(`Bearer ${TOKEN} x`)).toEqual({ kind: 'invalid_request' });
     expect(read(`Bearer ${TOKEN.slice(0, -1)}"`)).toEqual({ kind: 'invalid_request' });
     expect(read(`Bearer\t${TOKEN}`)).toEqual({ kind: 'invalid_request' });
     expect(read(`Basic ${TOKEN}`)).toEqual({ kind: 'missing' });
-    expect(read(`Bearer ${OTHER}`)).toEqual({ kind: 'token', token: OTHER });
-    expect(read(`Bearer ${TOKEN}`)).toEqual({ kind: 'token', token: TOKEN });
+    expect(read(`Bearer ${OTHER}`)).toEqual({ kind: 'token', token: OTHER, scheme: 'bearer' });
+    expect(read(`Bearer ${TOKEN}`)).toEqual({ kind: 'token', token: TOKEN, scheme: 'bearer' });
   });
 
   it('A7 a second Authorization line is refused on a connection whose value was read before', () => {
     const connection = {};
-    expect(extractBearerToken(withAuthorization(`Bearer ${TOKEN}`), LIMIT, connection)).toEqual({ kind: 'token', token: TOKEN });
-    expect(extractBearerToken(withAuthorization(`Bearer ${TOKEN}`, `Bearer ${TOKEN}`), LIMIT, connection)).toEqual({ kind: 'invalid_request' });
-    expect(extractBearerToken(withAuthorization(), LIMIT, connection)).toEqual({ kind: 'missing' });
+    expect(extractAccessToken(withAuthorization(`Bearer ${TOKEN}`), LIMIT, connection)).toEqual({ kind: 'token', token: TOKEN, scheme: 'bearer' });
+    expect(extractAccessToken(withAuthorization(`Bearer ${TOKEN}`, `Bearer ${TOKEN}`), LIMIT, connection)).toEqual({ kind: 'invalid_request' });
+    expect(extractAccessToken(withAuthorization(), LIMIT, connection)).toEqual({ kind: 'missing' });
   });
 
   it('A8 a value read under a higher limit is too_long once the limit is lowered (a reload)', () => {
     const connection = {};
     const value = `Bearer ${'a'.repeat(100)}`;
-    expect(extractBearerToken(withAuthorization(value), LIMIT, connection)).toEqual({ kind: 'token', token: 'a'.repeat(100) });
-    expect(extractBearerToken(withAuthorization(value), 99, connection)).toEqual({ kind: 'too_long' });
-    expect(extractBearerToken(withAuthorization(value), LIMIT, connection)).toEqual({ kind: 'token', token: 'a'.repeat(100) });
+    expect(extractAccessToken(withAuthorization(value), LIMIT, connection)).toEqual({ kind: 'token', token: 'a'.repeat(100), scheme: 'bearer' });
+    expect(extractAccessToken(withAuthorization(value), 99, connection)).toEqual({ kind: 'too_long' });
+    expect(extractAccessToken(withAuthorization(value), LIMIT, connection)).toEqual({ kind: 'token', token: 'a'.repeat(100), scheme: 'bearer' });
   });
 
   it('one connection’s value is never another’s verdict', () => {
     const first = {};
     const second = {};
-    expect(extractBearerToken(withAuthorization(`Bearer ${TOKEN}`), LIMIT, first)).toEqual({ kind: 'token', token: TOKEN });
-    expect(extractBearerToken(withAuthorization(`Bearer ${OTHER}`), LIMIT, second)).toEqual({ kind: 'token', token: OTHER });
-    expect(extractBearerToken(withAuthorization(`Bearer ${TOKEN}`), LIMIT, first)).toEqual({ kind: 'token', token: TOKEN });
+    expect(extractAccessToken(withAuthorization(`Bearer ${TOKEN}`), LIMIT, first)).toEqual({ kind: 'token', token: TOKEN, scheme: 'bearer' });
+    expect(extractAccessToken(withAuthorization(`Bearer ${OTHER}`), LIMIT, second)).toEqual({ kind: 'token', token: OTHER, scheme: 'bearer' });
+    expect(extractAccessToken(withAuthorization(`Bearer ${TOKEN}`), LIMIT, first)).toEqual({ kind: 'token', token: TOKEN, scheme: 'bearer' });
   });
 });
 

@@ -58,7 +58,7 @@ describe('corsDecision', () => {
       allowed: true,
       headers: {
         'access-control-allow-origin': 'https://app.example.test',
-        'access-control-expose-headers': 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After',
+        'access-control-expose-headers': 'Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After, DPoP-Nonce',
         vary: 'Origin',
       },
     });

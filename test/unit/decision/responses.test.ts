@@ -8,6 +8,8 @@ const CODES: Readonly<Record<RefusalCode, true>> = {
   missing_token: true,
   invalid_request: true,
   invalid_token: true,
+  invalid_dpop_proof: true,
+  use_dpop_nonce: true,
   insufficient_scope: true,
   auth_unavailable: true,
   origin_forbidden: true,
@@ -50,6 +52,8 @@ function refusalOf(code: RefusalCode): GatewayError {
       return new GatewayError(code, { elicitation: { answer: 'not_connected', message: 'Connect' } });
     case 'bad_request':
       return new GatewayError(code, { status: 400 });
+    case 'use_dpop_nonce':
+      return new GatewayError(code, { nonce: 'n0nce' });
     default:
       return new GatewayError(code);
   }

@@ -3,6 +3,7 @@ import { rule, scope, strictUrl } from '../../fields.js';
 import type { Findings, ValueAt } from '../../problem.js';
 import { ROUTE_NAME_PATTERN, routePathProblem } from '../../rules.js';
 import { compileCors, corsSchema, type CorsSettings } from './cors.js';
+import { compileDpop, dpopSchema, type DpopSettings } from './dpop.js';
 import { compilePolicy, policySchema, type PolicySettings } from './policy.js';
 import { compileRateLimit, rateLimitSchema, type RateLimitSettings } from './rate-limit.js';
 import { compileSessions, sessionsSchema, type SessionSettings } from './sessions.js';
@@ -50,6 +51,7 @@ export const routeSchema = z
       .default([])
       .describe('Scopes advertised in the metadata document. Default: [].'),
     tokens: tokensSchema,
+    dpop: dpopSchema,
     policy: policySchema,
     cors: corsSchema,
     sessions: sessionsSchema,
@@ -76,6 +78,7 @@ export interface CompiledRoute {
   readonly resourceName: string | undefined;
   readonly resourceDocumentation: string | undefined;
   readonly tokens: TokenSettings;
+  readonly dpop: DpopSettings;
   readonly policy: PolicySettings;
   readonly cors: CorsSettings;
   readonly sessions: SessionSettings;
@@ -112,6 +115,7 @@ export function compileRoute(raw: RawRoute, index: number, publicBase: string): 
     resourceName: raw.resource_name,
     resourceDocumentation: raw.resource_documentation,
     tokens: compileTokens(raw.tokens, resource),
+    dpop: compileDpop(raw.dpop),
     policy: policy.settings,
     cors: compileCors(raw.cors),
     sessions: compileSessions(raw.sessions),

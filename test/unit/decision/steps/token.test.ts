@@ -42,3 +42,32 @@ describe('token step', () => {
     expect(await verdict(() => authenticate(state))).toBe('invalid_request:malformed_authorization_header');
   });
 });
+
+describe('token step: DPoP schemes per dpop.mode (RFC 9449 §7)', () => {
+  const bound = { ...caller(), boundKey: 'A'.repeat(43) };
+  const tokens = namedTokens({ good: caller(), bound });
+  const dpopRuntime = stepRuntime(
+    [route('plain'), route('accepted', '    dpop: { mode: accepted }'), route('required', '    dpop: { mode: required }')].join('\n'),
+    { verifier: tokens },
+  );
+  const at = (path: string, headers: Record<string, string>) => stateAt(dpopRuntime, facts('POST', `/${path}/mcp`, headers));
+
+  it.each<[string, string, Record<string, string>, string]>([
+    ['bearer_only: an unbound Bearer token', 'plain', { authorization: 'Bearer good' }, 'passed'],
+    ['bearer_only: the DPoP scheme counts as no token', 'plain', { authorization: 'DPoP bound' }, 'missing_token:dpop_scheme_not_accepted'],
+    ['bearer_only: a bound token as Bearer', 'plain', { authorization: 'Bearer bound' }, 'invalid_token:sender_constrained'],
+    ['accepted: an unbound Bearer token', 'accepted', { authorization: 'Bearer good' }, 'passed'],
+    ['accepted: a bound token as Bearer', 'accepted', { authorization: 'Bearer bound' }, 'invalid_token:sender_constrained'],
+    ['accepted: an unbound token as DPoP', 'accepted', { authorization: 'DPoP good', dpop: 'x.y.z' }, 'invalid_token:not_dpop_bound'],
+    ['accepted: a bound token without a proof', 'accepted', { authorization: 'DPoP bound' }, 'invalid_dpop_proof:proof_missing'],
+    ['accepted: a bound token with a malformed proof', 'accepted', { authorization: 'DPoP bound', dpop: 'garbage' }, 'invalid_dpop_proof:not_compact_jws'],
+    ['required: the Bearer scheme counts as no token', 'required', { authorization: 'Bearer good' }, 'missing_token:bearer_scheme_not_accepted'],
+  ])('%s → %s', async (_name, path, headers, expected) => {
+    expect(await verdict(() => authenticate(at(path, headers)))).toBe(expected);
+  });
+
+  it('two DPoP lines → invalid_dpop_proof (RFC 9449 §4.3 check 1)', async () => {
+    const state = stateAt(dpopRuntime, { ...facts('POST', '/accepted/mcp', { authorization: 'DPoP bound' }), rawHeaders: ['authorization', 'DPoP bound', 'DPoP', 'a.b.c', 'dpop', 'a.b.c'] });
+    expect(await verdict(() => authenticate(state))).toBe('invalid_dpop_proof:proof_repeated');
+  });
+});

@@ -22,7 +22,7 @@ describe('refusalForProxy', () => {
 describe('allowHeaders', () => {
   it('carries the upstream headers, and for Envoy the client credentials it does not replace to remove', () => {
     const upstreamHeaders = { authorization: 'Bearer upstream' };
-    expect(allowHeaders(upstreamHeaders, 'envoy')).toEqual({ authorization: 'Bearer upstream', 'x-envoy-auth-headers-to-remove': 'proxy-authorization, cookie' });
+    expect(allowHeaders(upstreamHeaders, 'envoy')).toEqual({ authorization: 'Bearer upstream', 'x-envoy-auth-headers-to-remove': 'proxy-authorization, cookie, dpop' });
     expect(allowHeaders(upstreamHeaders, 'nginx')).toEqual({ authorization: 'Bearer upstream' });
   });
 });
