@@ -311,7 +311,7 @@ function isShortRsaKey(key: CryptoKey): boolean {
  * and no outage of its own endpoint can make its tokens unverifiable. An unknown `kid` is an invalid token.
  */
 export function createLocalJwksSource(keys: { readonly keys: readonly Record<string, unknown>[] }): JwksSource {
-  const resolve = createLocalJWKSet({ keys: keys.keys.map((key) => ({ ...key }) as JWK) });
+  const resolve = createLocalJWKSet({ keys: keys.keys.map((key) => ({ ...key })) });
   return {
     getKey: (header, token) => resolve(header, token),
     generation: () => 0,

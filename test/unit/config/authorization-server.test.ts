@@ -36,6 +36,10 @@ routes:
     scopes_supported: [mcp:tools, calc:write]
 `;
 
+function messageAt(problems: readonly { path: string; message: string }[], path: string): string | undefined {
+  return problems.find((problem) => problem.path === path)?.message;
+}
+
 function parse(yaml: string) {
   return parseConfig(`public_url: https://mcp.example.com\n${yaml}`, { env: { AS_KEYS: keys, IDP_SECRET: 'idp-secret' } });
 }
@@ -68,7 +72,7 @@ describe('authorization_server', () => {
     const result = parse(ROUTE_WITHOUT_TOKENS);
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.problems).toContainEqual({ path: 'routes.0.tokens', message: expect.stringContaining('authorization_server') });
+    expect(messageAt(result.problems, 'routes.0.tokens')).toContain('authorization_server');
   });
 
   it('still requires authorization_servers next to tokens', () => {
@@ -81,7 +85,7 @@ routes:
 `);
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.problems).toContainEqual({ path: 'routes.0.authorization_servers', message: expect.stringContaining('required') });
+    expect(messageAt(result.problems, 'routes.0.authorization_servers')).toContain('required');
   });
 
   it('refuses signing keys that cannot sign, at their path', () => {
@@ -90,14 +94,14 @@ routes:
     });
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.problems).toContainEqual({ path: 'authorization_server.signing_keys', message: expect.stringContaining('private key') });
+    expect(messageAt(result.problems, 'authorization_server.signing_keys')).toContain('private key');
   });
 
   it('refuses a route where the authorization server answers', () => {
     const result = parse(`${SECTION}${ROUTE_WITHOUT_TOKENS.replace('/calc/mcp', '/oauth/mcp')}`);
     expect(result.ok).toBe(false);
     if (result.ok) return;
-    expect(result.problems).toContainEqual({ path: 'routes.0.path', message: expect.stringContaining('/oauth/') });
+    expect(messageAt(result.problems, 'routes.0.path')).toContain('/oauth/');
   });
 
   it('refuses an issuer on another origin and a sign-in without openid', () => {
