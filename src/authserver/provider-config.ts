@@ -2,6 +2,7 @@ import {
   errors,
   interactionPolicy,
   type AdapterFactory,
+  type AsymmetricSigningAlgorithm,
   type ClientMetadata,
   type Configuration,
   type JWKS,
@@ -24,13 +25,21 @@ export interface ProviderSettings {
   readonly isAccount: (id: string) => boolean;
   readonly accessTokenTtlSeconds: number;
   readonly issueRefreshTokens: boolean;
+  /** Signs access and ID tokens: the first signing key's `alg`. Default: ES256. */
+  readonly signingAlg?: AsymmetricSigningAlgorithm;
 }
 
 /** Seconds oidc-provider tolerates between its clock and a client's (also used by the memory adapter). */
 export const CLOCK_TOLERANCE_SECONDS = 15;
 
-const SIGNING_ALG = 'ES256';
+const DEFAULT_SIGNING_ALG: AsymmetricSigningAlgorithm = 'ES256';
 const CODE_GRANTS = ['authorization_code', 'refresh_token'];
+/**
+ * What a registered client that names no grant types gets: no refresh tokens. Clients that refresh register for
+ * `refresh_token`; one that does not and is handed a refresh token anyway answers a step-up 403 with a refresh,
+ * which cannot add the scope it lacks.
+ */
+const DEFAULT_GRANTS = ['authorization_code'];
 
 function toClientMetadata(client: DevClient): ClientMetadata {
   const redirectUris = client.redirect_uris ?? [];
@@ -98,6 +107,7 @@ function interactionPolicyWithConsentAlways(): interactionPolicy.Prompt[] {
 
 export function buildProviderConfiguration(settings: ProviderSettings): Configuration {
   const { resources, accessTokenTtlSeconds } = settings;
+  const signingAlg = settings.signingAlg ?? DEFAULT_SIGNING_ALG;
 
   // RFC 8707 is mandatory here: no resource → invalid_target, at the authorization and at the token endpoint. A
   // sign-in (OpenID Connect scopes only: the gateway's consent pages) asks for no access to any resource.
@@ -120,7 +130,7 @@ export function buildProviderConfiguration(settings: ProviderSettings): Configur
       audience: resource.resource,
       accessTokenTTL: accessTokenTtlSeconds,
       accessTokenFormat: format,
-      ...(format === 'jwt' ? { jwt: { sign: { alg: SIGNING_ALG } } } : {}),
+      ...(format === 'jwt' ? { jwt: { sign: { alg: signingAlg } } } : {}),
     });
   }
 
@@ -128,16 +138,16 @@ export function buildProviderConfiguration(settings: ProviderSettings): Configur
     adapter: settings.adapter,
     clients: settings.clients.map(toClientMetadata),
     clientDefaults: {
-      grant_types: CODE_GRANTS,
+      grant_types: DEFAULT_GRANTS,
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
-      id_token_signed_response_alg: SIGNING_ALG,
+      id_token_signed_response_alg: signingAlg,
     },
     clientBasedCORS: (_ctx, origin, client) => client.redirectUris?.some((uri) => originOf(uri) === origin) ?? false,
     clockTolerance: CLOCK_TOLERANCE_SECONDS,
     cookies: { keys: [...settings.cookieKeys] },
     jwks: settings.jwks,
-    enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALG] },
+    enabledJWA: { idTokenSigningAlgValues: [signingAlg] },
     responseTypes: ['code'],
     pkce: { required: () => true },
     allowOmittingSingleRegisteredRedirectUri: false,
