@@ -118,6 +118,7 @@ export async function startDevAuthServer(options: DevAuthServerOptions): Promise
         cookieKeys: [randomBytes(32).toString('base64url')],
         adapter: createAdapterFactory(CLOCK_TOLERANCE_SECONDS, resolveLoopbackClient),
         isAccount: accounts.has,
+        ...(options.accountClaims ? { accountClaims: options.accountClaims } : {}),
         accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
         issueRefreshTokens: options.issueRefreshTokens ?? true,
       }),

@@ -23,8 +23,12 @@ export interface ProviderSettings {
   readonly adapter: AdapterFactory;
   /** Accounts that exist: those the interactions signed in. */
   readonly isAccount: (id: string) => boolean;
+  /** Claims of an account besides `sub` (an IdP's `email`, `groups`), put in its ID tokens. Default: none. */
+  readonly accountClaims?: (id: string) => Readonly<Record<string, unknown>>;
   readonly accessTokenTtlSeconds: number;
   readonly issueRefreshTokens: boolean;
+  /** RFC 7591 `application_type` as registered (`native`: loopback redirect URIs on any port). Default: every client is `web`. */
+  readonly honourApplicationType?: boolean;
   /** Signs access and ID tokens: the first signing key's `alg`. Default: ES256. */
   readonly signingAlg?: AsymmetricSigningAlgorithm;
 }
@@ -66,10 +70,11 @@ function originOf(uri: string): string | undefined {
 
 /**
  * Runs for every client however it arrives (pre-registered, registration request, metadata document).
- * Redirect URIs must be https or loopback http. Every client is treated as `web`, so redirect URIs are matched
- * exactly: oidc-provider relaxes the port of loopback redirect URIs for `native` clients (RFC 8252 §7.3).
+ * Redirect URIs must be https or loopback http. Unless `honourApplicationType`, every client is treated as `web`,
+ * so redirect URIs are matched exactly; a `native` client's loopback redirect URIs match on any port (RFC 8252
+ * §7.3, oidc-provider's rule).
  */
-function validateClientMetadata(_ctx: unknown, key: string, value: unknown, metadata: ClientMetadata): void {
+const clientMetadataValidator = (honourApplicationType: boolean) => (_ctx: unknown, key: string, value: unknown, metadata: ClientMetadata): void => {
   // MCP clients register with the challenge's scope; oidc-provider would pin the client to it (and reject resource
   // scopes it does not list globally). What a client may get is decided per resource instead, so step-up works.
   if (key === 'scope') {
@@ -80,10 +85,11 @@ function validateClientMetadata(_ctx: unknown, key: string, value: unknown, meta
   if (!value.every((uri) => typeof uri === 'string' && isAllowedRedirectUri(uri))) {
     throw new errors.InvalidClientMetadata('redirect_uris must be https or loopback http URIs without fragment');
   }
-  metadata.application_type = 'web';
-}
+  if (!honourApplicationType) metadata.application_type = 'web';
+};
 
-const OIDC_SCOPES: ReadonlySet<string> = new Set(['openid', 'offline_access']);
+/** OpenID Connect scopes: a request with only these signs a person in and asks for no resource. */
+const OIDC_SCOPES: ReadonlySet<string> = new Set(['openid', 'offline_access', 'email', 'profile']);
 
 function isSignInOnly(scope: unknown): boolean {
   if (typeof scope !== 'string') return false;
@@ -151,13 +157,18 @@ export function buildProviderConfiguration(settings: ProviderSettings): Configur
     responseTypes: ['code'],
     pkce: { required: () => true },
     allowOmittingSingleRegisteredRedirectUri: false,
-    scopes: ['openid', 'offline_access'],
-    findAccount: (_ctx, id) => (settings.isAccount(id) ? { accountId: id, claims: () => ({ sub: id }) } : undefined),
+    scopes: [...OIDC_SCOPES],
+    // An organisation's IdP puts what it knows of the person in the ID token (the gateway decides entitlements
+    // from it); `openid` releases them all: the development server has no claim-by-claim consent.
+    claims: { openid: ['sub', 'email', 'name', 'groups'] },
+    conformIdTokenClaims: false,
+    findAccount: (_ctx, id) =>
+      settings.isAccount(id) ? { accountId: id, claims: () => ({ ...settings.accountClaims?.(id), sub: id }) } : undefined,
     interactions: {
       url: (_ctx, interaction) => `/interaction/${interaction.uid}`,
       policy: interactionPolicyWithConsentAlways(),
     },
-    extraClientMetadata: { properties: ['redirect_uris', 'scope'], validator: validateClientMetadata },
+    extraClientMetadata: { properties: ['redirect_uris', 'scope'], validator: clientMetadataValidator(settings.honourApplicationType ?? false) },
     features: {
       devInteractions: { enabled: false },
       dPoP: { enabled: false },

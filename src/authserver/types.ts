@@ -43,6 +43,8 @@ export interface DevAuthServerOptions {
    * `demo-user`. Lets one server sign in two users, for isolation tests.
    */
   readonly signInAs?: () => string;
+  /** Tests only: an account's claims besides `sub` (e.g. `groups`), in its ID tokens, as an organisation's IdP would. */
+  readonly accountClaims?: (accountId: string) => Readonly<Record<string, unknown>>;
   /** Development only: accept Client ID Metadata Documents served over http from a loopback host. */
   readonly allowLoopbackClientMetadata?: boolean;
   /** Default 300. */
