@@ -8,10 +8,12 @@ import { startDevAuthServer } from '../../src/authserver/dev-auth-server.js';
 import type { DevAuthServer } from '../../src/authserver/types.js';
 import type { CacheStore } from '../../src/cache/store.js';
 import { assembleGateway } from '../../src/gateway/assemble.js';
+import { createCacheStore } from '../../src/gateway/cache-store.js';
 import type { Gateway } from '../../src/gateway/build.js';
 import { captureLogs } from './capture-logs.js';
 import { compileOrThrow } from './gateway.js';
 import { freePort } from './net.js';
+import { eventually } from './poll.js';
 
 export const IDP_CLIENT = { id: 'mcp-gateway', secret: 'idp-secret-for-the-gateway-tests' };
 
@@ -53,6 +55,8 @@ export interface GatewayAsOptions {
   readonly idpIssuer: string;
   readonly upstream: string;
   readonly port: number;
+  /** Port of the public URL (the issuer), when this replica listens elsewhere. Default: `port`. */
+  readonly publicPort?: number;
   readonly extra?: string;
 }
 
@@ -60,7 +64,7 @@ export interface GatewayAsOptions {
 export function gatewayAsYaml(options: GatewayAsOptions): string {
   return `
 listen: { host: 127.0.0.1, port: ${options.port} }
-public_url: http://127.0.0.1:${options.port}
+public_url: http://127.0.0.1:${options.publicPort ?? options.port}
 admin: { enabled: false }
 log: { level: info }
 ${options.extra ?? ''}
@@ -98,14 +102,21 @@ export interface RunningGatewayAs {
   close(): Promise<void>;
 }
 
-/** Builds the real gateway from YAML and listens on the port its public_url names. */
-export async function startGatewayAs(yaml: string, env: NodeJS.ProcessEnv, cache?: CacheStore): Promise<RunningGatewayAs> {
+/** Builds the real gateway from YAML (its store connected first) and listens on `listen.port`. */
+export async function startGatewayAs(yaml: string, env: NodeJS.ProcessEnv): Promise<RunningGatewayAs> {
   const config = compileOrThrow(yaml, env);
   const { logger, lines: logs } = captureLogs();
-  const gateway = assembleGateway(config, { logger, ...(cache ? { cache } : {}) });
+  const cache: CacheStore = createCacheStore(config.cache, logger);
+  await eventually('the store connected', () => Promise.resolve(cache.status().state === 'ready' ? true : undefined));
+  const gateway = assembleGateway(config, { logger, cache });
   await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
   const port = (gateway.app.server.address() as AddressInfo).port;
   return { url: `http://127.0.0.1:${port}`, gateway, logs, close: () => gateway.close() };
+}
+
+/** A spare loopback port, for a public URL known before the gateway listens. */
+export function sparePort(): Promise<number> {
+  return freePort();
 }
 
 /** A browser's cookies: per host, whatever the port (as browsers keep them). */
