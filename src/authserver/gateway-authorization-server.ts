@@ -20,6 +20,8 @@ import { isLoopbackHostname } from './redirect-uris.js';
 import { registrationCors } from './registration-cors.js';
 import { createResourceRegistry } from './resources.js';
 import { resourcesFromRoutes } from './from-config.js';
+import { withLoopbackClients } from './client-adapter.js';
+import { createLoopbackClientResolver } from './loopback-client-resolver.js';
 import { createStoreAdapterFactory } from './store-adapter.js';
 import type { DevClient } from './types.js';
 
@@ -157,6 +159,7 @@ function createServer(
     settings.signIn.scopes.join(' '),
   );
   const refreshTtlSeconds = Math.floor(settings.refreshTokenTtl / 1000);
+  const adapterFactory = createStoreAdapterFactory({ store: services.store, keySecret: services.keySecret, longestLifetimeMs: settings.refreshTokenTtl, now });
   const signingKeys = JSON.parse(settings.signingKeys.reveal()) as JWKS;
   const signingAlg = signingKeys.keys[0]?.alg as AsymmetricSigningAlgorithm;
 
@@ -169,7 +172,11 @@ function createServer(
     jwks: signingKeys,
     // One key for every replica (derived from cache.key_secret): a browser's cookies open anywhere.
     cookieKeys: [createHmac('sha256', services.keySecret).update('mcp-auth-gateway authorization server cookies').digest('base64url')],
-    adapter: createStoreAdapterFactory({ store: services.store, keySecret: services.keySecret, longestLifetimeMs: settings.refreshTokenTtl, now }),
+    adapter: withLoopbackClients(
+      adapterFactory,
+      // Development (a loopback public_url): metadata documents on loopback http too, under the same limits.
+      settings.clientIdMetadataDocuments && isLoopbackHostname(config.publicUrl.hostname) ? createLoopbackClientResolver() : undefined,
+    ),
     isAccount: () => true,
     accessTokenTtlSeconds: Math.floor(settings.accessTokenTtl / 1000),
     issueRefreshTokens: true,
@@ -395,7 +402,7 @@ function createServer(
       if (grantId === undefined) return false;
       const grant = await provider.Grant.find(grantId);
       await grant?.destroy();
-      await createStoreAdapterFactory({ store: services.store, keySecret: services.keySecret, longestLifetimeMs: settings.refreshTokenTtl, now })('Grant').revokeByGrantId(grantId);
+      await adapterFactory('Grant').revokeByGrantId(grantId);
       await records.consents.delete(accountId, clientId);
       audit({ action: 'withdraw', client: clientId, principal: personDigest(accountId), outcome: 'ok', by: 'user' });
       return true;

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -120,7 +122,30 @@ async function callTool(accessToken: string, name: string): Promise<number> {
   return call.status;
 }
 
+/** Client ID Metadata Documents on loopback http, each path behaving as its test needs. */
+let documents: Server;
+let documentsUrl: string;
+const documentPaths: Record<string, (url: string) => { status: number; headers?: Record<string, string>; body?: string; hang?: boolean }> = {
+  '/good.json': (url) => ({
+    status: 200,
+    body: JSON.stringify({ client_id: url, client_name: 'Metadata document client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none' }),
+  }),
+  '/wrong-id.json': () => ({ status: 200, body: JSON.stringify({ client_id: 'https://attacker.example/client.json', client_name: 'x', redirect_uris: [REDIRECT] }) }),
+  '/redirect.json': () => ({ status: 302, headers: { location: '/good.json' } }),
+  '/huge.json': (url) => ({ status: 200, body: JSON.stringify({ client_id: url, client_name: 'x'.repeat(100_000), redirect_uris: [REDIRECT] }) }),
+  '/slow.json': () => ({ status: 200, hang: true }),
+};
+
 beforeAll(async () => {
+  documents = createServer((request, response) => {
+    const url = `${documentsUrl}${request.url ?? ''}`;
+    const answer = documentPaths[request.url ?? '']?.(url) ?? { status: 404 };
+    if (answer.hang) return;
+    response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
+    response.end(answer.body);
+  });
+  await new Promise<void>((resolve) => documents.listen(0, '127.0.0.1', resolve));
+  documentsUrl = `http://127.0.0.1:${(documents.address() as AddressInfo).port}`;
   calculator = await startCalculator();
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
@@ -133,6 +158,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  documents?.closeAllConnections();
+  documents?.close();
   await gateway?.close();
   await idp?.close();
   await calculator?.close();
@@ -205,6 +232,16 @@ describe('the gateway as authorization server: the official SDK client', () => {
     expect(page).toContain('Calculator');
     const claims = decodeJwt(oauth.tokens()?.access_token ?? '');
     expect(claims).toMatchObject({ iss: gateway.url, aud: resource, sub: 'alice' });
+  });
+
+  it('identifies a client by its Client ID Metadata Document URL', async () => {
+    people.next = 'alice';
+    const browser = new TestBrowser();
+    const oauth = new TestOAuthClient(browser, { redirectUrl: REDIRECT, clientMetadataUrl: `${documentsUrl}/good.json` });
+    const client = await connect(oauth);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('add');
+    await client.close();
+    expect(browser.consentPages.at(-1)).toContain('Metadata document client');
   });
 });
 
@@ -365,6 +402,21 @@ describe('the gateway as authorization server: bad input', () => {
     if (outcome.kind !== 'redirect') return;
     expect(outcome.url.searchParams.get('error')).toBe('access_denied');
     expect(outcome.url.searchParams.get('state')).toBe('state-42');
+  });
+
+  it.each([
+    ['a document naming another client_id', '/wrong-id.json'],
+    ['a redirected document', '/redirect.json'],
+    ['a document over the size limit', '/huge.json'],
+    ['a document that never arrives', '/slow.json'],
+    ['a missing document', '/missing.json'],
+  ])('refuses %s as client identity, and shows no consent page', async (_name, path) => {
+    const { challenge } = pkce();
+    const browser = new TestBrowser();
+    const outcome = await browser.navigate(authorizationUrl(`${documentsUrl}${path}`, challenge), REDIRECT);
+    expect(outcome.kind).toBe('page');
+    if (outcome.kind === 'page') expect(outcome.body).toMatch(/invalid_client/);
+    expect(browser.consentPages).toHaveLength(0);
   });
 
   it('never logs a token, code or subject', () => {
