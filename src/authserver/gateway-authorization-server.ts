@@ -35,9 +35,12 @@ export interface GatewayAuthorizationServerServices {
   readonly now?: () => number;
 }
 
-/** The flow cookie of the consent pages, which the sign-in shares (doors/consent.ts owns its name and attributes). */
-export interface FlowCookie {
-  set(value: string): string;
+/** What the door knows of a request besides its bytes. */
+export interface RequestContext {
+  /** The consent pages' flow cookie, which the sign-in shares (doors/consent.ts owns its name and attributes). */
+  readonly cookie: { set(value: string): string };
+  /** The client's address (through `trusted_proxies`): registrations are limited per address. */
+  readonly clientAddress: string | undefined;
 }
 
 export interface GatewayAuthorizationServer {
@@ -45,7 +48,7 @@ export interface GatewayAuthorizationServer {
   /** URL patterns (fastify syntax) the door hands to `handle`. */
   readonly paths: readonly string[];
   /** A request to one of `paths`, its URL as received; POST bodies already read are in `req.body`. */
-  handle(req: IncomingMessage, res: ServerResponse, cookie: FlowCookie): Promise<void>;
+  handle(req: IncomingMessage, res: ServerResponse, context: RequestContext): Promise<void>;
   /** The sign-in callback, when the sealed sign-in in the cookie is one of this server's; `undefined` otherwise. */
   signInCallback(request: ConsentRequest): Promise<ConsentReply> | undefined;
   /** Withdraws a person's remembered consent for a client: its grant and every token of it are revoked. */
@@ -291,7 +294,7 @@ function createServer(
     return grantId;
   }
 
-  async function interactionRequest(req: IncomingMessage, res: ServerResponse, cookie: FlowCookie): Promise<void> {
+  async function interactionRequest(req: IncomingMessage, res: ServerResponse, cookie: RequestContext['cookie']): Promise<void> {
     const match = INTERACTION_ROUTE.exec(requestPath(req).slice(interactionBase.length));
     if (!match) return sendPage(res, 404, renderErrorPage('not_found', undefined, ''));
     const [, uid, action] = match;
@@ -375,14 +378,14 @@ function createServer(
   return {
     issuer,
     paths: [...discoveryPaths, `${mountPath}${PATHS.prefix}/*`, `${mountPath}${PATHS.registration}`],
-    async handle(req, res, cookie) {
+    async handle(req, res, context) {
       const path = requestPath(req);
-      if (path.startsWith(`${interactionBase}/`)) return interactionRequest(req, res, cookie);
+      if (path.startsWith(`${interactionBase}/`)) return interactionRequest(req, res, context.cookie);
       const query = (req.url ?? '').slice(path.length);
       if (discoveryPaths.has(path)) req.url = `/.well-known/openid-configuration${query}`;
       else req.url = path.slice(mountPath.length) + query;
       if (req.method === 'POST' && req.url.startsWith(PATHS.registration)) {
-        const address = req.socket.remoteAddress ?? 'unknown';
+        const address = context.clientAddress ?? 'unknown';
         const taken = await services.store.takeToken(`as-register:${keyedDigest(services.keySecret, [address])}`, REGISTRATION_BUCKET, now());
         if (taken && !taken.allowed) {
           res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(Math.ceil(taken.retryAfterMs / 1000)) });

@@ -1,10 +1,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TrustedProxies } from '../config/trusted-proxies.js';
 import { flowCookie } from './consent.js';
+import { requestFacts } from './shared/request-facts.js';
 
 /** What this door needs of the gateway's authorization server (src/authserver/gateway-authorization-server.ts). */
 export interface AuthorizationServerEndpoints {
-  handle(req: IncomingMessage, res: ServerResponse, cookie: { set(value: string): string }): Promise<void>;
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    context: { readonly cookie: { set(value: string): string }; readonly clientAddress: string | undefined },
+  ): Promise<void>;
 }
 
 export interface AuthorizationServerRoutesOptions {
@@ -12,6 +18,8 @@ export interface AuthorizationServerRoutesOptions {
   readonly paths: readonly string[];
   /** The authorization server of the config this request runs on; absent when a reload turned it off. */
   readonly serverOf: (request: FastifyRequest) => AuthorizationServerEndpoints | undefined;
+  /** Whose forwarding headers count, for the client's address (the config this request runs on). */
+  readonly trustedProxiesOf: (request: FastifyRequest) => TrustedProxies;
   readonly publicUrl: URL;
   readonly logError: (request: FastifyRequest, error: unknown) => void;
 }
@@ -37,7 +45,8 @@ export function registerAuthorizationServerRoutes(app: FastifyInstance, options:
         const raw = request.raw as IncomingMessage & { body?: unknown };
         if (request.body !== undefined) raw.body = request.body;
         try {
-          await server.handle(raw, reply.raw, cookie);
+          const { clientAddress } = requestFacts(request, options.trustedProxiesOf(request));
+          await server.handle(raw, reply.raw, { cookie, clientAddress });
         } catch (error) {
           options.logError(request, error);
           if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json', 'cache-control': 'no-store' });

@@ -143,6 +143,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     registerAuthorizationServerRoutes(app, {
       paths: authorizationServer.paths,
       serverOf: (request) => runtimeOf(request).authorizationServer,
+      trustedProxiesOf: (request) => runtimeOf(request).config.trustedProxies,
       publicUrl: config.publicUrl,
       logError: (request, error) => request.log.error({ err: error }, 'authorization server request failed'),
     });
