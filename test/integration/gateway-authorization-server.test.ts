@@ -419,6 +419,14 @@ describe('the gateway as authorization server: bad input', () => {
     expect(browser.consentPages).toHaveLength(0);
   });
 
+  // Last: it spends this address's registrations for the minute.
+  it('limits registrations per client address (429 with Retry-After), storing nothing more', async () => {
+    let answer = await register();
+    for (let attempt = 0; attempt < 25 && answer.status === 201; attempt += 1) answer = await register();
+    expect(answer.status).toBe(429);
+    expect(answer.body).toEqual({ error: 'slow_down', error_description: 'too many registrations from this address' });
+  });
+
   it('never logs a token, code or subject', () => {
     const logs = gateway.logs.join('\n');
     expect(logs).not.toMatch(/eyJ[A-Za-z0-9_-]{20,}/);
