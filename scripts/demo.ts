@@ -17,6 +17,7 @@ mcp-auth-gateway demo is running (development authorization server: do not expos
   MCP endpoint (opaque tokens)    ${stack.gatewayUrl}/calc-opaque/mcp
   MCP endpoint (scopes up front)  ${stack.gatewayUrl}/calc-upfront/mcp   (for clients that cannot step up)
   MCP endpoint (user_oauth)       ${stack.gatewayUrl}/notes/mcp   (each user connects their own notes account)
+  MCP endpoint (gateway as AS)    ${stack.gatewayUrl}/calc-as/mcp   (the gateway issues the tokens; sign-in at the dev server)
   Protected resource metadata     ${stack.gatewayUrl}/.well-known/oauth-protected-resource/calc/mcp
   Authorization server            ${stack.authServer.issuer}   (auto-approves as demo-user)
   Upstream calculator             ${stack.calculator.url}   (no auth of its own: loopback only)

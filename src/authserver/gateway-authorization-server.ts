@@ -189,6 +189,8 @@ function createServer(
   const features = base.features ?? {};
   const configuration: Configuration = {
     ...base,
+    // Its own cookie names: the IdP is often another oidc-provider on the same host (browsers ignore the port).
+    cookies: { ...base.cookies, names: { session: '_mcpgw_session', interaction: '_mcpgw_interaction', resume: '_mcpgw_resume' } },
     routes: {
       authorization: PATHS.authorization,
       token: PATHS.token,
