@@ -10,7 +10,7 @@ import { createLoopbackClientResolver } from './loopback-client-resolver.js';
 import { buildProviderConfiguration, CLOCK_TOLERANCE_SECONDS } from './provider-config.js';
 import { isLoopbackHostname } from './redirect-uris.js';
 import { registrationCors } from './registration-cors.js';
-import { createResourceRegistry } from './resources.js';
+import { createResourceRegistry, defaultScopeFromResource } from './resources.js';
 import { generateSigningKeys, loadOrCreateSigningKeys } from './signing-keys.js';
 import type { DevAuthServer, DevAuthServerOptions } from './types.js';
 
@@ -130,6 +130,7 @@ export async function startDevAuthServer(options: DevAuthServerOptions): Promise
   // An https issuer means TLS ends at a proxy in front: trust its X-Forwarded-Proto for secure cookies.
   provider.proxy = issuer.startsWith('https:');
   provider.use(registrationCors(provider.pathFor('registration')));
+  provider.use(defaultScopeFromResource(resources, provider.pathFor('authorization')));
   if (options.logger) logEvents(provider, options.logger);
 
   const interactions = createInteractionHandler({

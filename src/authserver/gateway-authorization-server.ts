@@ -18,7 +18,7 @@ import { PAGE_HEADERS, renderErrorPage, renderGatewayConsentPage } from './pages
 import { buildProviderConfiguration } from './provider-config.js';
 import { isLoopbackHostname } from './redirect-uris.js';
 import { registrationCors } from './registration-cors.js';
-import { createResourceRegistry } from './resources.js';
+import { createResourceRegistry, defaultScopeFromResource } from './resources.js';
 import { resourcesFromRoutes } from './from-config.js';
 import { withLoopbackClients } from './client-adapter.js';
 import { createLoopbackClientResolver } from './loopback-client-resolver.js';
@@ -152,6 +152,7 @@ function createServer(
   const interactionBase = `${mountPath}${PATHS.interaction}`;
   const routes = config.routes.filter((route) => route.usesGatewayAuthorizationServer);
   const resourceList = resourcesFromRoutes(routes);
+  const resourceRegistry = createResourceRegistry(resourceList);
   const routeByResource = new Map<string, CompiledRoute>(routes.map((route) => [route.resource, route]));
   const records = createRecords(services.store, services.keySecret);
   const signIns = createSignInSealer(services.keySecret);
@@ -170,7 +171,7 @@ function createServer(
   const personDigest = (accountId: string) => principalDigest(services.keySecret, settings.signIn.issuer, accountId);
 
   const base = buildProviderConfiguration({
-    resources: createResourceRegistry(resourceList),
+    resources: resourceRegistry,
     clients: preRegistered(settings),
     jwks: signingKeys,
     // One key for every replica (derived from cache.key_secret): a browser's cookies open anywhere.
@@ -238,6 +239,7 @@ function createServer(
   provider.proxy = issuer.startsWith('https:');
   provider.use(registrationCors(provider.pathFor('registration')));
   provider.use(refreshInsideConsent(provider));
+  provider.use(defaultScopeFromResource(resourceRegistry, provider.pathFor('authorization')));
   provider.on('server_error', (_ctx, err) => logger?.error({ err }, 'authorization server error'));
   provider.on('grant.revoked', (_ctx, grantId) => audit({ action: 'revoke', grant: grantId.slice(0, 8), by: 'client' }));
   const oidc = provider.callback();

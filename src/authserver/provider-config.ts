@@ -68,6 +68,9 @@ function originOf(uri: string): string | undefined {
   }
 }
 
+/** RFC 7591 §2 URIs shown to people, never used in the protocol. */
+const INFORMATIONAL_URIS = ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri'] as const;
+
 /**
  * Runs for every client however it arrives (pre-registered, registration request, metadata document).
  * Redirect URIs must be https or loopback http. Unless `honourApplicationType`, every client is treated as `web`,
@@ -75,6 +78,8 @@ function originOf(uri: string): string | undefined {
  * §7.3, oidc-provider's rule).
  */
 const clientMetadataValidator = (honourApplicationType: boolean) => (_ctx: unknown, key: string, value: unknown, metadata: ClientMetadata): void => {
+  // Some client libraries send an empty string for the informational URIs they were not given: that is "none".
+  for (const uri of INFORMATIONAL_URIS) if (metadata[uri] === '') delete metadata[uri];
   // MCP clients register with the challenge's scope; oidc-provider would pin the client to it (and reject resource
   // scopes it does not list globally). What a client may get is decided per resource instead, so step-up works.
   if (key === 'scope') {

@@ -9,6 +9,8 @@ export interface DevResource {
   readonly resource: string;
   /** Scopes a client may obtain for this resource (route scopes_supported ∪ policy scopes). */
   readonly scopes: readonly string[];
+  /** What an authorization request without `scope` asks for: the route's scopes_supported. Default: nothing. */
+  readonly defaultScopes?: readonly string[];
   /**
    * `jwt` (default): RFC 9068 JWT access tokens. `opaque`: reference tokens, for routes validated by introspection
    * (oidc-provider cannot introspect its own JWT access tokens).

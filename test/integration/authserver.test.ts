@@ -22,7 +22,7 @@ const silent = pino({ level: 'silent' });
 function baseOptions(overrides: Partial<DevAuthServerOptions> = {}): DevAuthServerOptions {
   return {
     resources: [
-      { resource: CALC, scopes: ['mcp:tools', 'calc:write'] },
+      { resource: CALC, scopes: ['mcp:tools', 'calc:write'], defaultScopes: ['mcp:tools'] },
       { resource: NOTES, scopes: ['mcp:tools', 'notes:read'], accessTokenFormat: 'opaque' },
     ],
     clients: [
@@ -79,7 +79,8 @@ interface CodeRequest {
   readonly clientId?: string;
   readonly redirectUri?: string;
   readonly resource?: string;
-  readonly scope?: string;
+  /** `null`: no scope parameter at all. */
+  readonly scope?: string | null;
   readonly pkce?: Pkce;
 }
 
@@ -92,7 +93,7 @@ async function authorize(server: DevAuthServer, request: CodeRequest = {}, jar =
       client_id: request.clientId ?? PUBLIC_CLIENT,
       redirect_uri: request.redirectUri ?? REDIRECT,
       resource: request.resource ?? CALC,
-      scope: request.scope ?? 'mcp:tools calc:write',
+      scope: request.scope === null ? undefined : (request.scope ?? 'mcp:tools calc:write'),
       state: 'state-123',
       code_challenge: challenge.challenge,
       code_challenge_method: 'S256',
@@ -467,6 +468,27 @@ describe('dev authorization server: client identity', () => {
   });
 
   describe('dynamic client registration', () => {
+    it('registers a client whose client_uri is empty (a client library default)', async () => {
+      const registered = await register(server, { redirect_uris: [REDIRECT], client_uri: '', grant_types: ['authorization_code'] });
+      expect(registered.status).toBe(201);
+      expect(registered.body).not.toHaveProperty('client_uri');
+    });
+
+    it('issues no refresh token to a registered client that names no grant types', async () => {
+      const registered = await register(server, { redirect_uris: [REDIRECT] });
+      expect(registered.body.grant_types).toEqual(['authorization_code']);
+      const tokens = await obtainTokens(server, { clientId: String(registered.body.client_id) });
+      expect(tokens.status).toBe(200);
+      expect(tokens.body).not.toHaveProperty('refresh_token');
+    });
+
+    it("gives an authorization request without scope the route's scopes_supported", async () => {
+      const registered = await register(server, { redirect_uris: [REDIRECT] });
+      const tokens = await obtainTokens(server, { clientId: String(registered.body.client_id), scope: null });
+      expect(tokens.status).toBe(200);
+      expect(tokens.body.scope).toBe('mcp:tools');
+    });
+
     it('registers a public client that then completes the flow', async () => {
       const registered = await register(server, { redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'] });
       expect(registered.status).toBe(201);
