@@ -3,12 +3,16 @@
  * own ("vendor") development authorization server, and the gateway on loopback, in one process, with an in-memory
  * cache. Ctrl-C stops all five.
  */
-import { defaultSigningKeysFile } from '../src/authserver/index.js';
+import { defaultClientsFile, defaultSigningKeysFile } from '../src/authserver/index.js';
 import { DEMO_PORTS, startDemoStack } from '../examples/demo/stack.js';
 
 try {
-  // Logs at config/demo.yaml's log.level (info: one audit line per decision); signing keys survive restarts.
-  const stack = await startDemoStack({ signingKeysFile: (issuer) => defaultSigningKeysFile(issuer) });
+  // Logs at config/demo.yaml's log.level (info: one audit line per decision); signing keys and registered
+  // clients survive restarts.
+  const stack = await startDemoStack({
+    signingKeysFile: (issuer) => defaultSigningKeysFile(issuer),
+    clientsFile: (issuer) => defaultClientsFile(issuer),
+  });
   const calc = `${stack.gatewayUrl}/calc/mcp`;
   process.stdout.write(`
 mcp-auth-gateway demo is running (development authorization server: do not expose it)

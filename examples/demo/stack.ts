@@ -107,6 +107,8 @@ export interface DemoStackOptions {
    * `startDevAuthServer`). Default: fresh keys.
    */
   readonly signingKeysFile?: (issuer: string) => string;
+  /** Keeps each authorization server's registered clients across restarts in the file named for its issuer. */
+  readonly clientsFile?: (issuer: string) => string;
 }
 
 /**
@@ -119,7 +121,10 @@ export async function startDemoStack(options: DemoStackOptions = {}): Promise<De
   const config = await demoConfig(ports, await demoSecrets());
   const vendor = notesUpstream(config);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const keysOf = (issuer: string) => (options.signingKeysFile === undefined ? {} : { signingKeysFile: options.signingKeysFile(issuer) });
+  const keysOf = (issuer: string) => ({
+    ...(options.signingKeysFile === undefined ? {} : { signingKeysFile: options.signingKeysFile(issuer) }),
+    ...(options.clientsFile === undefined ? {} : { clientsFile: options.clientsFile(issuer) }),
+  });
   // What has started so far, closed again when a later part cannot start (a port taken meanwhile, say).
   const started: { close(): Promise<unknown> }[] = [];
   const start = async <T extends { close(): Promise<unknown> }>(part: Promise<T>): Promise<T> => {

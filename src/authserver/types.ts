@@ -56,6 +56,10 @@ export interface DevAuthServerOptions {
    * still validate. Default: a fresh key per start.
    */
   readonly signingKeysFile?: string;
+  /**
+   * A file keeping dynamically registered clients across restarts (created 0600 when missing). Default: in memory.
+   */
+  readonly clientsFile?: string;
   /** Default true: clients registered for `refresh_token` get rotated refresh tokens. */
   readonly issueRefreshTokens?: boolean;
   readonly logger?: Logger;

@@ -838,3 +838,31 @@ describe('dev authorization server: signing key across restarts', () => {
     }
   });
 });
+
+describe('dev authorization server: registrations across restarts', () => {
+  it('a restarted server (same clients file) still knows a client registered before the restart', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'dev-as-clients-'));
+    onTestFinished(() => rm(directory, { recursive: true, force: true }));
+    const file = join(directory, 'state', 'clients.json');
+    const first = await startDevAuthServer(baseOptions({ clientsFile: file }));
+    const registered = await register(first, { redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'] });
+    const clientId = String(registered.body.client_id);
+    await first.close();
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+
+    const restarted = await startDevAuthServer(baseOptions({ clientsFile: file }));
+    try {
+      const tokens = await obtainTokens(restarted, { clientId });
+      expect(tokens.status).toBe(200);
+    } finally {
+      await restarted.close();
+    }
+    const forgetful = await startDevAuthServer(baseOptions());
+    try {
+      const outcome = await authorize(forgetful, { clientId });
+      expect(outcome.kind).toBe('page');
+    } finally {
+      await forgetful.close();
+    }
+  });
+});
