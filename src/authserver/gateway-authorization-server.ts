@@ -51,8 +51,19 @@ export interface GatewayAuthorizationServer {
   handle(req: IncomingMessage, res: ServerResponse, context: RequestContext): Promise<void>;
   /** The sign-in callback, when the sealed sign-in in the cookie is one of this server's; `undefined` otherwise. */
   signInCallback(request: ConsentRequest): Promise<ConsentReply> | undefined;
+  /** The remembered consents (operators: `clients list`); `undefined` when the store could not answer. */
+  listConsents(limit: number): Promise<ConsentRecord[] | undefined>;
   /** Withdraws a person's remembered consent for a client: its grant and every token of it are revoked. */
-  withdrawConsent(accountId: string, clientId: string): Promise<boolean>;
+  withdrawConsent(accountId: string, clientId: string, by: 'user' | 'operator'): Promise<boolean>;
+}
+
+/** One remembered consent: who allowed which client, when, under which grant. */
+export interface ConsentRecord {
+  readonly accountId: string;
+  readonly clientId: string;
+  readonly grantId: string;
+  /** ISO 8601. */
+  readonly since: string;
 }
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
@@ -100,10 +111,17 @@ function preRegistered(settings: AuthorizationServerSettings): DevClient[] {
   }));
 }
 
+const CONSENT_PREFIX = 'as-consent:';
+
 /** Small sealed records of this server besides oidc-provider's own: entitlements per person, consent per person and client. */
 function createRecords(store: CacheStore, keySecret: Buffer) {
   const sealer = createValueSealer(keySecret, 'authorization server person record');
   const key = (kind: string, parts: readonly string[]) => `as-${kind}:${keyedDigest(keySecret, ['as', kind, ...parts])}`;
+  const consentKey = (accountId: string, clientId: string) => key('consent', [accountId, clientId]);
+  const openConsent = async (recordKey: string) => {
+    const text = await read(recordKey);
+    return text === undefined ? undefined : (JSON.parse(text) as ConsentRecord);
+  };
   async function read(recordKey: string): Promise<string | undefined> {
     const sealed = await store.get(recordKey);
     return sealed === undefined ? undefined : sealer.open(recordKey, sealed);
@@ -118,9 +136,15 @@ function createRecords(store: CacheStore, keySecret: Buffer) {
       set: (accountId: string, scopes: readonly string[]) => write(key('entitled', [accountId]), JSON.stringify(scopes), SESSION_TTL_SECONDS * 1000),
     },
     consents: {
-      get: (accountId: string, clientId: string) => read(key('consent', [accountId, clientId])),
-      set: (accountId: string, clientId: string, grantId: string, ttlMs: number) => write(key('consent', [accountId, clientId]), grantId, ttlMs),
-      delete: (accountId: string, clientId: string) => store.delete(key('consent', [accountId, clientId])),
+      get: async (accountId: string, clientId: string) => (await openConsent(consentKey(accountId, clientId)))?.grantId,
+      set: (record: ConsentRecord, ttlMs: number) => write(consentKey(record.accountId, record.clientId), JSON.stringify(record), ttlMs),
+      delete: (accountId: string, clientId: string) => store.delete(consentKey(accountId, clientId)),
+      async list(limit: number): Promise<ConsentRecord[] | undefined> {
+        const keys = await store.scan(CONSENT_PREFIX, limit);
+        if (keys === undefined) return undefined;
+        const records = await Promise.all(keys.map(openConsent));
+        return records.filter((record): record is ConsentRecord => record !== undefined);
+      },
     },
   };
 }
@@ -293,7 +317,7 @@ function createServer(
     }
     if (consented === 0) return undefined;
     const grantId = await grant.save();
-    await records.consents.set(accountId, clientId, grantId, settings.refreshTokenTtl);
+    await records.consents.set({ accountId, clientId, grantId, since: new Date(now()).toISOString() }, settings.refreshTokenTtl);
     audit({ action: 'consent', client: clientId, principal: personDigest(accountId), outcome: 'ok', by: 'user' });
     return grantId;
   }
@@ -404,14 +428,15 @@ function createServer(
       if (pending.expiresAt <= now()) return Promise.resolve({ page: failurePage('expired'), flowCookie: null, reason: 'no_sign_in' });
       return finishSignIn(request, { ...pending, interaction: pending.interaction });
     },
-    async withdrawConsent(accountId, clientId) {
+    listConsents: (limit) => records.consents.list(limit),
+    async withdrawConsent(accountId, clientId, by) {
       const grantId = await records.consents.get(accountId, clientId);
       if (grantId === undefined) return false;
       const grant = await provider.Grant.find(grantId);
       await grant?.destroy();
       await adapterFactory('Grant').revokeByGrantId(grantId);
       await records.consents.delete(accountId, clientId);
-      audit({ action: 'withdraw', client: clientId, principal: personDigest(accountId), outcome: 'ok', by: 'user' });
+      audit({ action: 'withdraw', client: clientId, principal: personDigest(accountId), outcome: 'ok', by });
       return true;
     },
   };

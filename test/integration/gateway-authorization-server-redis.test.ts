@@ -12,6 +12,9 @@ import {
   startGatewayAs,
   type RunningGatewayAs,
 } from '../helpers/gateway-as.js';
+import { pino } from 'pino';
+import { runClientsCommand } from '../../src/gateway/clients-command.js';
+import { compileOrThrow } from '../helpers/gateway.js';
 import { startRedis, uniquePrefix, type RedisHandle } from '../helpers/redis.js';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -127,5 +130,39 @@ describe('the gateway as authorization server on a shared Redis', () => {
     expect((await postForm(first.url, '/oauth/token', form)).status).toBe(200);
     const replay = await postForm(other.url, '/oauth/token', form);
     expect(replay.body.error).toBe('invalid_grant');
+  });
+
+  it('clients list|revoke: an operator lists consents and withdraws one; its tokens stop working and consent is asked again', async () => {
+    const gateway = running.find((running) => running.url.endsWith(`:${publicPort}`)) ?? (await start(publicPort));
+    const registration = await fetch(`${gateway.url}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Withdrawn', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], token_endpoint_auth_method: 'none' }),
+    });
+    const clientId = String(((await registration.json()) as { client_id: string }).client_id);
+    const browser = new TestBrowser();
+    const { verifier, challenge } = pkce();
+    const { code } = await browser.authorize(authorizationUrl(gateway.url, clientId, challenge), REDIRECT);
+    const resource = `http://127.0.0.1:${publicPort}/calc/mcp`;
+    const tokens = await postForm(gateway.url, '/oauth/token', { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, client_id: clientId, resource });
+    expect(tokens.status).toBe(200);
+
+    const config = compileOrThrow(yamlOf(publicPort), env);
+    const silent = pino({ level: 'silent' });
+    const listed = await runClientsCommand(config, 'list', { client: clientId }, silent);
+    expect(listed).toMatchObject({ ok: true });
+    if (listed.ok) expect(listed.value).toMatch(new RegExp(`^${clientId}\talice\t`, 'm'));
+    expect(await runClientsCommand(config, 'revoke', { client: clientId, subject: 'alice' }, silent)).toEqual({ ok: true, value: 'revoked 1 consent(s)\n' });
+
+    const refreshed = await postForm(gateway.url, '/oauth/token', { grant_type: 'refresh_token', refresh_token: String(tokens.body.refresh_token), client_id: clientId, resource });
+    expect(refreshed.body.error).toBe('invalid_grant');
+    const pages = browser.consentPages.length;
+    await browser.authorize(authorizationUrl(gateway.url, clientId, pkce().challenge), REDIRECT);
+    expect(browser.consentPages.length).toBe(pages + 1);
+  });
+
+  it('clients revoke refuses to run without a filter', async () => {
+    const config = compileOrThrow(yamlOf(publicPort), env);
+    expect(await runClientsCommand(config, 'revoke', {}, pino({ level: 'silent' }))).toEqual({ ok: false, problem: 'revoke needs --subject or --client (or both)' });
   });
 });
