@@ -412,6 +412,8 @@ function createServer(
       const query = (req.url ?? '').slice(path.length);
       if (discoveryPaths.has(path)) req.url = `/.well-known/openid-configuration${query}`;
       else req.url = path.slice(mountPath.length) + query;
+      // oidc-provider derives its mount path (the issuer's path) from what was cut off the URL, as under express.
+      (req as IncomingMessage & { originalUrl?: string }).originalUrl = mountPath + req.url;
       if (req.method === 'POST' && req.url.startsWith(PATHS.registration)) {
         const address = context.clientAddress ?? 'unknown';
         const taken = await services.store.takeToken(`as-register:${keyedDigest(services.keySecret, [address])}`, REGISTRATION_BUCKET, now());

@@ -80,7 +80,10 @@ export function consentProblems(raw: RawConfig): ConfigProblem[] {
  */
 export function authorizationServerRouteProblems(raw: RawConfig): ConfigProblem[] {
   const served = raw.authorization_server !== undefined;
-  const { prefix, registration } = AUTHORIZATION_SERVER_PATHS;
+  // Under the issuer's path, when it has one (the server is mounted there).
+  const mount = new URL(raw.authorization_server?.issuer ?? raw.public_url).pathname.replace(/\/$/, '');
+  const prefix = mount + AUTHORIZATION_SERVER_PATHS.prefix;
+  const registration = mount + AUTHORIZATION_SERVER_PATHS.registration;
   return raw.routes.flatMap((route, index): ConfigProblem[] => {
     const at = `routes.${index}`;
     if (served && (route.path === registration || route.path === prefix || route.path.startsWith(`${prefix}/`))) {

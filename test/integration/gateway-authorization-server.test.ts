@@ -202,6 +202,44 @@ describe('the gateway as authorization server: metadata', () => {
   });
 });
 
+describe('the gateway as authorization server: an issuer with a path', () => {
+  it('serves metadata at the RFC 8414 path form and completes an authorization under that path', async () => {
+    const port = await freePort();
+    const publicUrl = `http://127.0.0.1:${port}`;
+    const pathIdp = await startEnterpriseIdp(publicUrl, people);
+    const yaml = gatewayAsYaml({ idpIssuer: pathIdp.issuer, upstream: calculator.url, port }).replace(
+      'authorization_server:\n',
+      `authorization_server:\n  issuer: ${publicUrl}/as\n`,
+    );
+    const withPath = await startGatewayAs(yaml, { AS_KEYS: await signingKeySet(), IDP_SECRET: IDP_CLIENT.secret });
+    try {
+      const metadata = (await (await fetch(`${publicUrl}/.well-known/oauth-authorization-server/as`)).json()) as Record<string, string>;
+      expect(metadata).toMatchObject({ issuer: `${publicUrl}/as`, authorization_endpoint: `${publicUrl}/as/oauth/authorize`, registration_endpoint: `${publicUrl}/as/register` });
+      expect(((await (await fetch(`${publicUrl}/as/.well-known/openid-configuration`)).json()) as { issuer: string }).issuer).toBe(`${publicUrl}/as`);
+      const prm = (await (await fetch(`${publicUrl}/.well-known/oauth-protected-resource/calc/mcp`)).json()) as { authorization_servers: string[] };
+      expect(prm.authorization_servers).toEqual([`${publicUrl}/as`]);
+
+      const registered = (await (
+        await fetch(metadata.registration_endpoint ?? '', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ client_name: 'Path client', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+        })
+      ).json()) as { client_id: string };
+      people.next = 'alice';
+      const { challenge } = pkce();
+      const start = new URL(metadata.authorization_endpoint ?? '');
+      const params = { response_type: 'code', client_id: registered.client_id, redirect_uri: REDIRECT, resource: `${publicUrl}/calc/mcp`, scope: 'mcp:tools', state: 's', code_challenge: challenge, code_challenge_method: 'S256' };
+      for (const [key, value] of Object.entries(params)) start.searchParams.set(key, value);
+      const { params: answer } = await new TestBrowser().authorize(start, REDIRECT);
+      expect(answer.get('iss')).toBe(`${publicUrl}/as`);
+    } finally {
+      await withPath.close();
+      await pathIdp.close();
+    }
+  });
+});
+
 describe('the gateway as authorization server: the official SDK client', () => {
   async function connect(oauth: TestOAuthClient): Promise<Client> {
     const url = new URL(resource);
