@@ -451,10 +451,12 @@ function formOf(ctx: KoaContextWithOIDC): URLSearchParams | undefined {
 }
 
 /**
- * A refresh may ask for any scope the person consented to (RFC 6749 §6: "originally granted by the resource
- * owner"), not only those of the first request: a client that answers a 403 `insufficient_scope` with a refresh
- * gets the scope when the person is entitled to it (step-up without a new sign-in). oidc-provider compares the
- * asked scope with the refresh token's, so the token's is widened first to what its grant holds, never beyond.
+ * A refresh gets what the person consented to (RFC 6749 §6: a refresh without `scope` is "treated as equal to the
+ * scope originally granted by the resource owner", which here is the consent, not the first request), or the part
+ * of it that its `scope` asks for. So a client that answers a 403 `insufficient_scope` with a refresh, with or
+ * without naming the scope (most clients name none), gets the scope when the person is entitled to it: step-up
+ * without a new sign-in. oidc-provider cuts a refresh to the refresh token's scope, so the token's is widened first
+ * to what its grant holds, never beyond: scopes the person is not entitled to were never consented.
  */
 function refreshInsideConsent(provider: Provider) {
   const tokenPath = provider.pathFor('token');
@@ -462,16 +464,17 @@ function refreshInsideConsent(provider: Provider) {
     if (ctx.path !== tokenPath || ctx.method !== 'POST') return next();
     const form = formOf(ctx);
     const value = form?.get('refresh_token');
-    const asked = splitScopes(form?.get('scope'));
-    if (form?.get('grant_type') !== 'refresh_token' || !value || asked.length === 0) return next();
+    if (form?.get('grant_type') !== 'refresh_token' || !value) return next();
     const refreshToken = await provider.RefreshToken.find(value);
     if (!refreshToken || refreshToken.consumed || refreshToken.grantId === undefined) return next();
     const grant = await provider.Grant.find(refreshToken.grantId);
     if (!grant) return next();
     const current = new Set(splitScopes(refreshToken.scope));
     const resource = typeof refreshToken.resource === 'string' ? refreshToken.resource : undefined;
-    const consented = new Set([...splitScopes(grant.getOIDCScope()), ...(resource ? splitScopes(grant.getResourceScope(resource)) : [])]);
-    const widened = asked.filter((scope) => !current.has(scope) && consented.has(scope));
+    const consented = [...splitScopes(grant.getOIDCScope()), ...(resource ? splitScopes(grant.getResourceScope(resource)) : [])];
+    const asked = splitScopes(form.get('scope'));
+    const wanted = asked.length === 0 ? consented : asked.filter((scope) => consented.includes(scope));
+    const widened = wanted.filter((scope) => !current.has(scope));
     if (widened.length > 0) {
       refreshToken.scope = [...current, ...widened].join(' ');
       await refreshToken.save();

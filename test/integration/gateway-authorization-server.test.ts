@@ -272,6 +272,19 @@ describe('the gateway as authorization server: the official SDK client', () => {
     expect(claims).toMatchObject({ iss: gateway.url, aud: resource, sub: 'alice' });
   });
 
+  it('steps up when the SDK answers a 403 insufficient_scope with a refresh (no scope named): the consent covers it', async () => {
+    people.next = 'alice';
+    const browser = new TestBrowser();
+    const oauth = new TestOAuthClient(browser, { redirectUrl: REDIRECT });
+    const client = await connect(oauth);
+    expect(oauth.tokens()?.scope).not.toContain('calc:write');
+    const result = await client.callTool({ name: 'multiply', arguments: { x: 6, y: 7 } });
+    expect(JSON.stringify(result.content)).toContain('42');
+    expect(oauth.tokens()?.scope).toContain('calc:write');
+    expect(browser.consentPages).toHaveLength(1);
+    await client.close();
+  });
+
   it('identifies a client by its Client ID Metadata Document URL', async () => {
     people.next = 'alice';
     const browser = new TestBrowser();
