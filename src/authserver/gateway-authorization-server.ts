@@ -306,7 +306,8 @@ function createServer(
     const existing = interaction.grantId === undefined ? undefined : await provider.Grant.find(interaction.grantId);
     const grant = existing ?? new provider.Grant({ accountId, clientId });
     const asked = splitScopes(interaction.params.scope);
-    grant.addOIDCScope(asked.filter((scope) => OIDC_SCOPES.has(scope)).join(' '));
+    const oidcScopes = asked.filter((scope) => OIDC_SCOPES.has(scope));
+    if (oidcScopes.length > 0) grant.addOIDCScope(oidcScopes.join(' '));
     let consented = 0;
     for (const resource of asList(interaction.params.resource)) {
       const allowed = consentableScopes(resourceScopes(resource), entitled);
@@ -393,7 +394,32 @@ function createServer(
     const entitled = entitledScopes(settings.entitlements, result.claims);
     if (!(await records.entitlements.set(accountId, entitled))) return { page: failurePage('unavailable'), flowCookie: null, reason: 'store_unavailable' };
     audit({ action: 'sign_in', principal: personDigest(accountId), outcome: 'ok', entitled });
+    const clientId = (await provider.Interaction.find(pending.interaction))?.params.client_id;
+    if (typeof clientId === 'string') await endConsentBeyond(accountId, clientId, entitled);
     return resume(pending.interaction, { login: { accountId } });
+  }
+
+  /**
+   * A remembered consent holding a scope the person is no longer entitled to (they left a group at the IdP) ends
+   * at their next sign-in for that client: its grant and tokens are revoked, and they are asked again.
+   */
+  async function endConsentBeyond(accountId: string, clientId: string, entitled: readonly string[]): Promise<void> {
+    const grantId = await records.consents.get(accountId, clientId);
+    const grant = grantId === undefined ? undefined : await provider.Grant.find(grantId);
+    if (!grant) return;
+    const held = Object.keys(grant.resources ?? {}).flatMap((resource) => splitScopes(grant.getResourceScope(resource)));
+    if (held.some((scope) => !entitled.includes(scope))) await withdrawConsent(accountId, clientId, 'gateway');
+  }
+
+  async function withdrawConsent(accountId: string, clientId: string, by: 'user' | 'operator' | 'gateway'): Promise<boolean> {
+    const grantId = await records.consents.get(accountId, clientId);
+    if (grantId === undefined) return false;
+    const grant = await provider.Grant.find(grantId);
+    await grant?.destroy();
+    await adapterFactory('Grant').revokeByGrantId(grantId);
+    await records.consents.delete(accountId, clientId);
+    audit({ action: 'withdraw', client: clientId, principal: personDigest(accountId), outcome: 'ok', by });
+    return true;
   }
 
   /** RFC 8414 and OpenID Connect Discovery addresses (path forms when the issuer has a path) → oidc-provider's. */
@@ -431,16 +457,7 @@ function createServer(
       return finishSignIn(request, { ...pending, interaction: pending.interaction });
     },
     listConsents: (limit) => records.consents.list(limit),
-    async withdrawConsent(accountId, clientId, by) {
-      const grantId = await records.consents.get(accountId, clientId);
-      if (grantId === undefined) return false;
-      const grant = await provider.Grant.find(grantId);
-      await grant?.destroy();
-      await adapterFactory('Grant').revokeByGrantId(grantId);
-      await records.consents.delete(accountId, clientId);
-      audit({ action: 'withdraw', client: clientId, principal: personDigest(accountId), outcome: 'ok', by });
-      return true;
-    },
+    withdrawConsent,
   };
 }
 

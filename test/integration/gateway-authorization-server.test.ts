@@ -327,6 +327,21 @@ describe('the gateway as authorization server: scopes and entitlements', () => {
     expect(await callTool(String(refreshed.body.access_token), 'multiply')).toBe(200);
   });
 
+  it('ends a remembered consent beyond what the person is still entitled to at their next sign-in', async () => {
+    people.groups.dave = ['calc-admins'];
+    const { tokens, clientId } = await tokensFor('dave', 'mcp:tools calc:write');
+    expect(tokens.scope.split(' ').sort()).toEqual(['calc:write', 'mcp:tools']);
+    people.groups.dave = [];
+    const later = new TestBrowser();
+    const { verifier, challenge } = pkce();
+    const { code } = await later.authorize(authorizationUrl(clientId, challenge, { scope: 'mcp:tools calc:write' }), REDIRECT);
+    expect(later.consentPages).toHaveLength(1);
+    const answer = await postForm('/oauth/token', { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, client_id: clientId, resource });
+    expect(answer.body.scope).toBe('mcp:tools');
+    const old = await postForm('/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token ?? '', client_id: clientId, resource });
+    expect(old.body.error).toBe('invalid_grant');
+  });
+
   it('refuses a refresh asking for a scope the person is not entitled to', async () => {
     const { tokens, clientId } = await tokensFor('bob', 'mcp:tools');
     const refreshed = await postForm('/oauth/token', {
