@@ -266,6 +266,17 @@ function createServer(
   provider.use(defaultScopeFromResource(resourceRegistry, provider.pathFor('authorization')));
   provider.on('server_error', (_ctx, err) => logger?.error({ err }, 'authorization server error'));
   provider.on('grant.revoked', (_ctx, grantId) => audit({ action: 'revoke', grant: grantId.slice(0, 8), by: 'client' }));
+  // Every token issued: the grant type, the client, the person (digest) and the scope, never a token.
+  provider.on('grant.success', (ctx) => {
+    const token = ctx.oidc.entities.AccessToken;
+    audit({
+      action: 'token',
+      grant_type: ctx.oidc.params?.grant_type,
+      client: ctx.oidc.client?.clientId,
+      principal: token?.accountId === undefined ? undefined : personDigest(token.accountId),
+      scope: token?.scope,
+    });
+  });
   const oidc = provider.callback();
 
   function sendPage(res: ServerResponse, status: number, html: string, headers: Record<string, string> = {}): void {

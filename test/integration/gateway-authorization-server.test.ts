@@ -493,6 +493,15 @@ describe('the gateway as authorization server: bad input', () => {
     expect(answer.body).toEqual({ error: 'slow_down', error_description: 'too many registrations from this address' });
   });
 
+  it('writes an audit line for every sign-in, consent and token, naming the person only by a digest', () => {
+    const audits = gateway.logs.filter((line) => line.includes('authorization audit')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const actions = new Set(audits.map((line) => line.action));
+    for (const action of ['sign_in', 'consent', 'token', 'withdraw']) expect(actions).toContain(action);
+    const token = audits.find((line) => line.action === 'token');
+    expect(token?.grant_type).toBe('authorization_code');
+    expect(String(token?.principal)).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+
   it('never logs a token, code or subject', () => {
     const logs = gateway.logs.join('\n');
     expect(logs).not.toMatch(/eyJ[A-Za-z0-9_-]{20,}/);
