@@ -3,12 +3,16 @@
  * own ("vendor") development authorization server, and the gateway on loopback, in one process, with an in-memory
  * cache. Ctrl-C stops all five.
  */
-import { defaultSigningKeysFile } from '../src/authserver/index.js';
+import { defaultClientsFile, defaultSigningKeysFile } from '../src/authserver/index.js';
 import { DEMO_PORTS, startDemoStack } from '../examples/demo/stack.js';
 
 try {
-  // Logs at config/demo.yaml's log.level (info: one audit line per decision); signing keys survive restarts.
-  const stack = await startDemoStack({ signingKeysFile: (issuer) => defaultSigningKeysFile(issuer) });
+  // Logs at config/demo.yaml's log.level (info: one audit line per decision); signing keys and registered
+  // clients survive restarts.
+  const stack = await startDemoStack({
+    signingKeysFile: (issuer) => defaultSigningKeysFile(issuer),
+    clientsFile: (issuer) => defaultClientsFile(issuer),
+  });
   const calc = `${stack.gatewayUrl}/calc/mcp`;
   process.stdout.write(`
 mcp-auth-gateway demo is running (development authorization server: do not expose it)
@@ -17,6 +21,7 @@ mcp-auth-gateway demo is running (development authorization server: do not expos
   MCP endpoint (opaque tokens)    ${stack.gatewayUrl}/calc-opaque/mcp
   MCP endpoint (scopes up front)  ${stack.gatewayUrl}/calc-upfront/mcp   (for clients that cannot step up)
   MCP endpoint (user_oauth)       ${stack.gatewayUrl}/notes/mcp   (each user connects their own notes account)
+  MCP endpoint (gateway as AS)    ${stack.gatewayUrl}/calc-as/mcp   (the gateway issues the tokens; sign-in at the dev server)
   Protected resource metadata     ${stack.gatewayUrl}/.well-known/oauth-protected-resource/calc/mcp
   Authorization server            ${stack.authServer.issuer}   (auto-approves as demo-user)
   Upstream calculator             ${stack.calculator.url}   (no auth of its own: loopback only)

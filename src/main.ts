@@ -44,6 +44,12 @@ Usage:
                                               Users' grants of user_oauth routes in FILE's Redis: list them
                                               (no tokens), or revoke them (at the upstream's authorization
                                               server too, when it offers RFC 7009) with an audit line each.
+  mcp-auth-gateway clients list --config FILE [--subject S] [--client C]
+  mcp-auth-gateway clients revoke --config FILE [--subject S] [--client C]
+                                              Consents people gave MCP clients at the gateway's own
+                                              authorization server (authorization_server), in FILE's Redis:
+                                              list them, or withdraw them (the grant and every token of it
+                                              revoked; the person is asked again) with an audit line each.
   mcp-auth-gateway --help                     Show this help.
 
 Secrets in the config are references: \${env:NAME} or \${file:/path}.
@@ -67,6 +73,7 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
       'auto-approve': { type: 'boolean' },
       route: { type: 'string' },
       subject: { type: 'string' },
+      client: { type: 'string' },
       'keys-file': { type: 'string' },
     },
   });
@@ -88,6 +95,8 @@ export async function main(argv: readonly string[]): Promise<number | undefined>
       return undefined;
     case 'grants':
       return (await import('./gateway/grants-command.js')).grantsCommand(argument, values.config, { route: values.route, subject: values.subject });
+    case 'clients':
+      return (await import('./gateway/clients-command.js')).clientsCommand(argument, values.config, { subject: values.subject, client: values.client });
     case 'serve':
       await (await import('./gateway/serve.js')).serveCommand(values.config ?? process.env.MCP_GATEWAY_CONFIG);
       return undefined;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { exportJWK, generateKeyPair } from 'jose';
 import { readFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -73,12 +74,19 @@ export async function demoConfig(ports: DemoPorts, env: NodeJS.ProcessEnv): Prom
 
 const secretFromEnv = (name: string) => process.env[name] ?? randomBytes(24).toString('base64url');
 
+/** A JWK Set with one fresh ES256 private key: the gateway's authorization server signs with it for this run. */
+async function signingKeySet(): Promise<string> {
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  return JSON.stringify({ keys: [{ ...(await exportJWK(privateKey)), kid: randomBytes(8).toString('hex'), alg: 'ES256', use: 'sig' }] });
+}
+
 /** The secrets config/demo.yaml references: from the environment when set, else made up for this run. */
-export function demoSecrets(): NodeJS.ProcessEnv {
+export async function demoSecrets(): Promise<NodeJS.ProcessEnv> {
   return {
     DEMO_INTROSPECTION_SECRET: secretFromEnv('DEMO_INTROSPECTION_SECRET'),
     DEMO_CONSENT_SECRET: secretFromEnv('DEMO_CONSENT_SECRET'),
     DEMO_NOTES_CLIENT_SECRET: secretFromEnv('DEMO_NOTES_CLIENT_SECRET'),
+    DEMO_AS_SIGNING_KEYS: process.env.DEMO_AS_SIGNING_KEYS ?? (await signingKeySet()),
   };
 }
 
@@ -99,6 +107,8 @@ export interface DemoStackOptions {
    * `startDevAuthServer`). Default: fresh keys.
    */
   readonly signingKeysFile?: (issuer: string) => string;
+  /** Keeps each authorization server's registered clients across restarts in the file named for its issuer. */
+  readonly clientsFile?: (issuer: string) => string;
 }
 
 /**
@@ -108,10 +118,13 @@ export interface DemoStackOptions {
  */
 export async function startDemoStack(options: DemoStackOptions = {}): Promise<DemoStack> {
   const ports = options.ports ?? DEMO_PORTS;
-  const config = await demoConfig(ports, demoSecrets());
+  const config = await demoConfig(ports, await demoSecrets());
   const vendor = notesUpstream(config);
   const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const keysOf = (issuer: string) => (options.signingKeysFile === undefined ? {} : { signingKeysFile: options.signingKeysFile(issuer) });
+  const keysOf = (issuer: string) => ({
+    ...(options.signingKeysFile === undefined ? {} : { signingKeysFile: options.signingKeysFile(issuer) }),
+    ...(options.clientsFile === undefined ? {} : { clientsFile: options.clientsFile(issuer) }),
+  });
   // What has started so far, closed again when a later part cannot start (a port taken meanwhile, say).
   const started: { close(): Promise<unknown> }[] = [];
   const start = async <T extends { close(): Promise<unknown> }>(part: Promise<T>): Promise<T> => {

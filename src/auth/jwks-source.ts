@@ -305,3 +305,19 @@ function isShortRsaKey(key: CryptoKey): boolean {
   const { modulusLength } = key.algorithm as { readonly modulusLength?: number };
   return modulusLength !== undefined && modulusLength < 2048;
 }
+
+/**
+ * The keys of the gateway's own authorization server, held in process: nothing is fetched, so nothing goes stale
+ * and no outage of its own endpoint can make its tokens unverifiable. An unknown `kid` is an invalid token.
+ */
+export function createLocalJwksSource(keys: { readonly keys: readonly Record<string, unknown>[] }): JwksSource {
+  const resolve = createLocalJWKSet({ keys: keys.keys.map((key) => ({ ...key })) });
+  return {
+    getKey: (header, token) => resolve(header, token),
+    generation: () => 0,
+    hasKeys: () => true,
+    isFresh: () => true,
+    refresh: () => Promise.resolve(),
+    close: () => undefined,
+  };
+}

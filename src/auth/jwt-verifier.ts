@@ -8,7 +8,7 @@ import { GatewayError, isGatewayError } from '../decision/index.js';
 import type { AuthCounters } from '../observability/auth-counters.js';
 import { bearerRefusal, boundKeyOf, named } from './bearer-claims.js';
 import { discoverJwksUri } from './issuer-metadata.js';
-import { closeJwksLocation, createJwksLocation, createJwksSource, type JwksLocation } from './jwks-source.js';
+import { closeJwksLocation, createJwksLocation, createJwksSource, createLocalJwksSource, type JwksLocation } from './jwks-source.js';
 import { perConnection } from '../lib/memo.js';
 import { parseScopeClaim } from '../policy/scopes.js';
 import { createSharedPool, type SharedPool } from './shared-pool.js';
@@ -72,7 +72,7 @@ export function createJwtVerifier(settings: JwtSettings, options: JwtVerifierOpt
   const cacheKeyOf = perConnection(resultCacheKey);
   let discovered: URL | undefined;
 
-  const keys = createJwksSource({
+  const keys = settings.localKeys ? createLocalJwksSource(settings.localKeys) : createJwksSource({
     locate: async (signal) =>
       settings.jwksUri ??
       (discovered ??= await discoverJwksUri(settings.issuer, { fetch: fetchImpl, timeoutMs: settings.fetchTimeout, signal })),

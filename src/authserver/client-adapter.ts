@@ -4,14 +4,13 @@ import { isLoopbackClientIdUrl } from './client-metadata-document.js';
 import type { ClientMetadataResolver } from './loopback-client-resolver.js';
 
 /**
- * oidc-provider's own in-memory storage (one store per server). With a loopback resolver, the Client model's
- * `find` answers loopback http client_id URLs from their metadata documents; oidc-provider consults the adapter
- * before its built-in (https-only) Client ID Metadata Document support.
+ * With a loopback resolver, the Client model's `find` answers loopback http client_id URLs from their metadata
+ * documents; oidc-provider consults the adapter before its built-in (https-only) Client ID Metadata Document
+ * support. Every other model and id is `factory`'s.
  */
-export function createAdapterFactory(clockToleranceSeconds: number, resolveLoopbackClient?: ClientMetadataResolver): AdapterFactory {
-  const memory = createMemoryAdapter(clockToleranceSeconds);
+export function withLoopbackClients(factory: AdapterFactory, resolveLoopbackClient?: ClientMetadataResolver): AdapterFactory {
   return (model) => {
-    const base = memory(model);
+    const base = factory(model);
     if (model !== 'Client' || resolveLoopbackClient === undefined) return base;
     const clients: Adapter = {
       find: (id) => (isLoopbackClientIdUrl(id) ? resolveLoopbackClient(id) : base.find(id)),
@@ -24,4 +23,9 @@ export function createAdapterFactory(clockToleranceSeconds: number, resolveLoopb
     };
     return clients;
   };
+}
+
+/** oidc-provider's own in-memory storage (one store per server), with loopback metadata documents when given. */
+export function createAdapterFactory(clockToleranceSeconds: number, resolveLoopbackClient?: ClientMetadataResolver): AdapterFactory {
+  return withLoopbackClients(createMemoryAdapter(clockToleranceSeconds), resolveLoopbackClient);
 }

@@ -1,6 +1,6 @@
 import { loadConfigOrExit } from '../config/cli.js';
 import { createLogger } from '../observability/logger.js';
-import { defaultSigningKeysFile, devAuthServerOptionsFromConfig, startDevAuthServer } from './index.js';
+import { defaultClientsFile, defaultSigningKeysFile, devAuthServerOptionsFromConfig, startDevAuthServer } from './index.js';
 
 export interface DevAuthServerFlags {
   readonly issuer?: string;
@@ -20,6 +20,8 @@ export async function devAuthServerCommand(file: string | undefined, options: De
   const server = await startDevAuthServer({
     ...serverOptions,
     signingKeysFile: options.keysFile ?? defaultSigningKeysFile(serverOptions.issuer),
+    // A restart keeps every registration: clients that cached their id go on working.
+    clientsFile: defaultClientsFile(serverOptions.issuer),
     logger,
   });
   logger.info({ issuer: server.issuer, autoApprove: options.autoApprove }, 'development authorization server listening');

@@ -5,12 +5,13 @@ import type { AddressInfo } from 'node:net';
 import { Provider } from 'oidc-provider';
 import type { Logger } from 'pino';
 import { createAdapterFactory } from './client-adapter.js';
+import { withPersistentClients } from './persistent-clients.js';
 import { createInteractionHandler, isInteractionPath, requestPath } from './interactions.js';
 import { createLoopbackClientResolver } from './loopback-client-resolver.js';
 import { buildProviderConfiguration, CLOCK_TOLERANCE_SECONDS } from './provider-config.js';
 import { isLoopbackHostname } from './redirect-uris.js';
 import { registrationCors } from './registration-cors.js';
-import { createResourceRegistry } from './resources.js';
+import { createResourceRegistry, defaultScopeFromResource } from './resources.js';
 import { generateSigningKeys, loadOrCreateSigningKeys } from './signing-keys.js';
 import type { DevAuthServer, DevAuthServerOptions } from './types.js';
 
@@ -99,6 +100,9 @@ export async function startDevAuthServer(options: DevAuthServerOptions): Promise
   const resources = createResourceRegistry(options.resources);
   const accounts = signInAccounts(options.signInAs);
   const jwks = options.signingKeysFile === undefined ? await generateSigningKeys() : await loadOrCreateSigningKeys(options.signingKeysFile);
+  const resolveLoopbackClient = options.allowLoopbackClientMetadata ? createLoopbackClientResolver() : undefined;
+  const memory = createAdapterFactory(CLOCK_TOLERANCE_SECONDS, resolveLoopbackClient);
+  const adapter = options.clientsFile === undefined ? memory : await withPersistentClients(memory, options.clientsFile);
   const server = createServer();
   await listen(server, options.port ?? 0, host);
 
@@ -108,7 +112,6 @@ export async function startDevAuthServer(options: DevAuthServerOptions): Promise
   try {
     url = `http://${urlHost(host)}:${(server.address() as AddressInfo).port}`;
     issuer = normaliseIssuer(options.issuer ?? url);
-    const resolveLoopbackClient = options.allowLoopbackClientMetadata ? createLoopbackClientResolver() : undefined;
     provider = new Provider(
       issuer,
       buildProviderConfiguration({
@@ -116,8 +119,9 @@ export async function startDevAuthServer(options: DevAuthServerOptions): Promise
         clients: options.clients ?? [],
         jwks,
         cookieKeys: [randomBytes(32).toString('base64url')],
-        adapter: createAdapterFactory(CLOCK_TOLERANCE_SECONDS, resolveLoopbackClient),
+        adapter,
         isAccount: accounts.has,
+        ...(options.accountClaims ? { accountClaims: options.accountClaims } : {}),
         accessTokenTtlSeconds: options.accessTokenTtlSeconds ?? DEFAULT_ACCESS_TOKEN_TTL_SECONDS,
         issueRefreshTokens: options.issueRefreshTokens ?? true,
       }),
@@ -129,6 +133,7 @@ export async function startDevAuthServer(options: DevAuthServerOptions): Promise
   // An https issuer means TLS ends at a proxy in front: trust its X-Forwarded-Proto for secure cookies.
   provider.proxy = issuer.startsWith('https:');
   provider.use(registrationCors(provider.pathFor('registration')));
+  provider.use(defaultScopeFromResource(resources, provider.pathFor('authorization')));
   if (options.logger) logEvents(provider, options.logger);
 
   const interactions = createInteractionHandler({
@@ -152,7 +157,7 @@ export async function startDevAuthServer(options: DevAuthServerOptions): Promise
 
   const warning = `DEVELOPMENT AUTHORIZATION SERVER at ${issuer}: every sign-in is "${DEV_ACCOUNT_ID}"${
     options.autoApprove ? ' and every request is approved without asking' : ''
-  }, state is in memory${
+  }, state is in memory${options.clientsFile === undefined ? '' : ' (registered clients are kept in a file)'}${
     options.signingKeysFile === undefined ? ', keys change at every start' : ''
   }. Never expose it or use it for real accounts.`;
   if (options.logger) options.logger.warn(warning);

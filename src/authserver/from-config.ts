@@ -18,6 +18,7 @@ export function resourcesFromRoutes(routes: readonly CompiledRoute[]): DevResour
   return routes.map((route) => ({
     resource: route.resource,
     scopes: [...new Set([BASE_SCOPE, ...route.scopesSupported, ...policyScopes(route)])],
+    defaultScopes: route.scopesSupported.length > 0 ? route.scopesSupported : [BASE_SCOPE],
     accessTokenFormat: route.tokens.jwt === undefined && route.tokens.introspection !== undefined ? 'opaque' : 'jwt',
   }));
 }

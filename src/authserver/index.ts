@@ -1,5 +1,5 @@
 export { DEV_ACCOUNT_ID, startDevAuthServer } from './dev-auth-server.js';
-export { defaultSigningKeysFile } from './signing-keys.js';
+export { defaultClientsFile, defaultSigningKeysFile } from './signing-keys.js';
 export { devAuthServerOptionsFromConfig, introspectionClientsFromRoutes, resourcesFromRoutes } from './from-config.js';
 export type {
   AccessTokenFormat,

@@ -2,6 +2,7 @@ import {
   errors,
   interactionPolicy,
   type AdapterFactory,
+  type AsymmetricSigningAlgorithm,
   type ClientMetadata,
   type Configuration,
   type JWKS,
@@ -22,15 +23,27 @@ export interface ProviderSettings {
   readonly adapter: AdapterFactory;
   /** Accounts that exist: those the interactions signed in. */
   readonly isAccount: (id: string) => boolean;
+  /** Claims of an account besides `sub` (an IdP's `email`, `groups`), put in its ID tokens. Default: none. */
+  readonly accountClaims?: (id: string) => Readonly<Record<string, unknown>>;
   readonly accessTokenTtlSeconds: number;
   readonly issueRefreshTokens: boolean;
+  /** RFC 7591 `application_type` as registered (`native`: loopback redirect URIs on any port). Default: every client is `web`. */
+  readonly honourApplicationType?: boolean;
+  /** Signs access and ID tokens: the first signing key's `alg`. Default: ES256. */
+  readonly signingAlg?: AsymmetricSigningAlgorithm;
 }
 
 /** Seconds oidc-provider tolerates between its clock and a client's (also used by the memory adapter). */
 export const CLOCK_TOLERANCE_SECONDS = 15;
 
-const SIGNING_ALG = 'ES256';
+const DEFAULT_SIGNING_ALG: AsymmetricSigningAlgorithm = 'ES256';
 const CODE_GRANTS = ['authorization_code', 'refresh_token'];
+/**
+ * What a registered client that names no grant types gets: no refresh tokens. Clients that refresh register for
+ * `refresh_token`; one that does not and is handed a refresh token anyway answers a step-up 403 with a refresh,
+ * which cannot add the scope it lacks.
+ */
+const DEFAULT_GRANTS = ['authorization_code'];
 
 function toClientMetadata(client: DevClient): ClientMetadata {
   const redirectUris = client.redirect_uris ?? [];
@@ -55,12 +68,18 @@ function originOf(uri: string): string | undefined {
   }
 }
 
+/** RFC 7591 §2 URIs shown to people, never used in the protocol. */
+const INFORMATIONAL_URIS = ['client_uri', 'logo_uri', 'policy_uri', 'tos_uri'] as const;
+
 /**
  * Runs for every client however it arrives (pre-registered, registration request, metadata document).
- * Redirect URIs must be https or loopback http. Every client is treated as `web`, so redirect URIs are matched
- * exactly: oidc-provider relaxes the port of loopback redirect URIs for `native` clients (RFC 8252 §7.3).
+ * Redirect URIs must be https or loopback http. Unless `honourApplicationType`, every client is treated as `web`,
+ * so redirect URIs are matched exactly; a `native` client's loopback redirect URIs match on any port (RFC 8252
+ * §7.3, oidc-provider's rule).
  */
-function validateClientMetadata(_ctx: unknown, key: string, value: unknown, metadata: ClientMetadata): void {
+const clientMetadataValidator = (honourApplicationType: boolean) => (_ctx: unknown, key: string, value: unknown, metadata: ClientMetadata): void => {
+  // Some client libraries send an empty string for the informational URIs they were not given: that is "none".
+  for (const uri of INFORMATIONAL_URIS) if (metadata[uri] === '') delete metadata[uri];
   // MCP clients register with the challenge's scope; oidc-provider would pin the client to it (and reject resource
   // scopes it does not list globally). What a client may get is decided per resource instead, so step-up works.
   if (key === 'scope') {
@@ -71,10 +90,11 @@ function validateClientMetadata(_ctx: unknown, key: string, value: unknown, meta
   if (!value.every((uri) => typeof uri === 'string' && isAllowedRedirectUri(uri))) {
     throw new errors.InvalidClientMetadata('redirect_uris must be https or loopback http URIs without fragment');
   }
-  metadata.application_type = 'web';
-}
+  if (!honourApplicationType) metadata.application_type = 'web';
+};
 
-const OIDC_SCOPES: ReadonlySet<string> = new Set(['openid', 'offline_access']);
+/** OpenID Connect scopes: a request with only these signs a person in and asks for no resource. */
+const OIDC_SCOPES: ReadonlySet<string> = new Set(['openid', 'offline_access', 'email', 'profile']);
 
 function isSignInOnly(scope: unknown): boolean {
   if (typeof scope !== 'string') return false;
@@ -98,6 +118,7 @@ function interactionPolicyWithConsentAlways(): interactionPolicy.Prompt[] {
 
 export function buildProviderConfiguration(settings: ProviderSettings): Configuration {
   const { resources, accessTokenTtlSeconds } = settings;
+  const signingAlg = settings.signingAlg ?? DEFAULT_SIGNING_ALG;
 
   // RFC 8707 is mandatory here: no resource → invalid_target, at the authorization and at the token endpoint. A
   // sign-in (OpenID Connect scopes only: the gateway's consent pages) asks for no access to any resource.
@@ -120,7 +141,7 @@ export function buildProviderConfiguration(settings: ProviderSettings): Configur
       audience: resource.resource,
       accessTokenTTL: accessTokenTtlSeconds,
       accessTokenFormat: format,
-      ...(format === 'jwt' ? { jwt: { sign: { alg: SIGNING_ALG } } } : {}),
+      ...(format === 'jwt' ? { jwt: { sign: { alg: signingAlg } } } : {}),
     });
   }
 
@@ -128,26 +149,31 @@ export function buildProviderConfiguration(settings: ProviderSettings): Configur
     adapter: settings.adapter,
     clients: settings.clients.map(toClientMetadata),
     clientDefaults: {
-      grant_types: CODE_GRANTS,
+      grant_types: DEFAULT_GRANTS,
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
-      id_token_signed_response_alg: SIGNING_ALG,
+      id_token_signed_response_alg: signingAlg,
     },
     clientBasedCORS: (_ctx, origin, client) => client.redirectUris?.some((uri) => originOf(uri) === origin) ?? false,
     clockTolerance: CLOCK_TOLERANCE_SECONDS,
     cookies: { keys: [...settings.cookieKeys] },
     jwks: settings.jwks,
-    enabledJWA: { idTokenSigningAlgValues: [SIGNING_ALG] },
+    enabledJWA: { idTokenSigningAlgValues: [signingAlg] },
     responseTypes: ['code'],
     pkce: { required: () => true },
     allowOmittingSingleRegisteredRedirectUri: false,
-    scopes: ['openid', 'offline_access'],
-    findAccount: (_ctx, id) => (settings.isAccount(id) ? { accountId: id, claims: () => ({ sub: id }) } : undefined),
+    scopes: [...OIDC_SCOPES],
+    // An organisation's IdP puts what it knows of the person in the ID token (the gateway decides entitlements
+    // from it); `openid` releases them all: the development server has no claim-by-claim consent.
+    claims: { openid: ['sub', 'email', 'name', 'groups'] },
+    conformIdTokenClaims: false,
+    findAccount: (_ctx, id) =>
+      settings.isAccount(id) ? { accountId: id, claims: () => ({ ...settings.accountClaims?.(id), sub: id }) } : undefined,
     interactions: {
       url: (_ctx, interaction) => `/interaction/${interaction.uid}`,
       policy: interactionPolicyWithConsentAlways(),
     },
-    extraClientMetadata: { properties: ['redirect_uris', 'scope'], validator: validateClientMetadata },
+    extraClientMetadata: { properties: ['redirect_uris', 'scope'], validator: clientMetadataValidator(settings.honourApplicationType ?? false) },
     features: {
       devInteractions: { enabled: false },
       dPoP: { enabled: false },

@@ -35,3 +35,21 @@ export function createResourceRegistry(resources: readonly DevResource[]): Resou
     },
   };
 }
+
+/**
+ * An authorization request without `scope` asks for what the resource it names advertises (its route's
+ * scopes_supported) rather than for nothing, which would end in a token no route accepts. Only a GET carries its
+ * parameters in the query, which is read before oidc-provider parses it.
+ */
+export function defaultScopeFromResource(resources: ResourceRegistry, authorizationPath: string) {
+  return async (
+    ctx: { path: string; method: string; query: Record<string, string | string[] | undefined> },
+    next: () => Promise<unknown>,
+  ): Promise<unknown> => {
+    if (ctx.path !== authorizationPath || ctx.method !== 'GET' || ctx.query.scope !== undefined) return next();
+    const { resource } = ctx.query;
+    const defaults = typeof resource === 'string' ? resources.find(resource)?.defaultScopes : undefined;
+    if (defaults !== undefined && defaults.length > 0) ctx.query = { ...ctx.query, scope: defaults.join(' ') };
+    return next();
+  };
+}

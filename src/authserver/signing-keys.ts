@@ -23,10 +23,19 @@ export async function generateSigningKeys(): Promise<JWKS> {
  * per issuer (host and port), so two development servers (the gateway's and a vendor's) never share a key.
  */
 export function defaultSigningKeysFile(issuer: string, env: NodeJS.ProcessEnv = process.env): string {
+  return cacheFileOf('signing-keys', issuer, env);
+}
+
+/** Where `dev-auth-server` keeps an issuer's dynamically registered clients: next to its signing key. */
+export function defaultClientsFile(issuer: string, env: NodeJS.ProcessEnv = process.env): string {
+  return cacheFileOf('clients', issuer, env);
+}
+
+function cacheFileOf(kind: string, issuer: string, env: NodeJS.ProcessEnv): string {
   const cache = env.XDG_CACHE_HOME !== undefined && env.XDG_CACHE_HOME !== '' ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
   const { hostname, port, protocol } = new URL(issuer);
   const server = `${hostname}-${port || (protocol === 'https:' ? '443' : '80')}`.replace(/[^A-Za-z0-9.-]/g, '_');
-  return join(cache, 'mcp-auth-gateway', `dev-auth-server-signing-keys-${server}.json`);
+  return join(cache, 'mcp-auth-gateway', `dev-auth-server-${kind}-${server}.json`);
 }
 
 function isSigningKeys(value: unknown): value is JWKS {

@@ -9,6 +9,8 @@ export interface DevResource {
   readonly resource: string;
   /** Scopes a client may obtain for this resource (route scopes_supported ∪ policy scopes). */
   readonly scopes: readonly string[];
+  /** What an authorization request without `scope` asks for: the route's scopes_supported. Default: nothing. */
+  readonly defaultScopes?: readonly string[];
   /**
    * `jwt` (default): RFC 9068 JWT access tokens. `opaque`: reference tokens, for routes validated by introspection
    * (oidc-provider cannot introspect its own JWT access tokens).
@@ -43,6 +45,8 @@ export interface DevAuthServerOptions {
    * `demo-user`. Lets one server sign in two users, for isolation tests.
    */
   readonly signInAs?: () => string;
+  /** Tests only: an account's claims besides `sub` (e.g. `groups`), in its ID tokens, as an organisation's IdP would. */
+  readonly accountClaims?: (accountId: string) => Readonly<Record<string, unknown>>;
   /** Development only: accept Client ID Metadata Documents served over http from a loopback host. */
   readonly allowLoopbackClientMetadata?: boolean;
   /** Default 300. */
@@ -52,6 +56,10 @@ export interface DevAuthServerOptions {
    * still validate. Default: a fresh key per start.
    */
   readonly signingKeysFile?: string;
+  /**
+   * A file keeping dynamically registered clients across restarts (created 0600 when missing). Default: in memory.
+   */
+  readonly clientsFile?: string;
   /** Default true: clients registered for `refresh_token` get rotated refresh tokens. */
   readonly issueRefreshTokens?: boolean;
   readonly logger?: Logger;

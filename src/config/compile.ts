@@ -1,9 +1,10 @@
-import { consentProblems, crossSectionWarnings, insecureHttpProblems, listenerPortProblems } from './cross-section.js';
+import { authorizationServerRouteProblems, consentProblems, crossSectionWarnings, insecureHttpProblems, listenerPortProblems } from './cross-section.js';
 import { deepFreeze } from './freeze.js';
 import type { ConfigProblem } from './problem.js';
 import type { RawConfig } from './schema.js';
 import { optionalSecret } from './secret.js';
 import { compileAdmin } from './sections/admin.js';
+import { AUTHORIZATION_SERVER_PATHS, authorizationServerProblems, compileAuthorizationServer } from './sections/authorization-server.js';
 import { compileCache } from './sections/cache.js';
 import { compileConsent } from './sections/consent.js';
 import { compileDecision } from './sections/decision.js';
@@ -28,13 +29,25 @@ export type CompileResult = { config: CompiledConfig } | { problems: ConfigProbl
  */
 export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<string> = new Set()): CompileResult {
   const base = publicBase(raw);
-  const routeTable = compileRouteTable(raw.routes, base);
+  const authorizationServer = compileAuthorizationServer(raw.authorization_server, base);
+  const routeTable = compileRouteTable(
+    raw.routes,
+    base,
+    authorizationServer && {
+      issuer: authorizationServer.issuer,
+      jwksUri: authorizationServer.issuer + AUTHORIZATION_SERVER_PATHS.jwks,
+      publicKeys: authorizationServer.publicKeys,
+      accessTokenTtl: authorizationServer.accessTokenTtl,
+    },
+  );
   // In the order check-config has always printed them (tests compare whole lists).
   const problems = [
     ...insecureHttpProblems(raw),
     ...routeTable.problems,
     ...listenerPortProblems(raw),
     ...consentProblems(raw),
+    ...authorizationServerProblems(raw.authorization_server, raw.public_url),
+    ...authorizationServerRouteProblems(raw),
   ];
   if (problems.length > 0) return { problems };
 
@@ -47,6 +60,7 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
     ...routeTable.settings,
     cache: compileCache(raw.cache),
     consent: compileConsent(raw.consent, raw.routes),
+    authorizationServer,
     limits: compileLimits(raw.limits),
     signingKey: optionalSecret(raw.signing_key),
     ...compileLog(raw.log),

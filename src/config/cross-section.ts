@@ -1,5 +1,10 @@
 import type { ConfigProblem, ValueAt } from './problem.js';
 import type { RawConfig } from './schema.js';
+import {
+  AUTHORIZATION_SERVER_PATHS,
+  authorizationServerSecrets,
+  authorizationServerUrls,
+} from './sections/authorization-server.js';
 import { cacheSecrets, usesRedis } from './sections/cache.js';
 import { consentLoginIssuer, consentSecrets, consentUrls, userOAuthRoutes } from './sections/consent.js';
 import type { DecisionProxy } from './sections/decision.js';
@@ -22,6 +27,7 @@ export function insecureHttpProblems(raw: RawConfig): ConfigProblem[] {
     ['public_url', raw.public_url],
     ...raw.routes.flatMap((route, index) => routeUrls(route, index)),
     ...consentUrls(raw.consent),
+    ...authorizationServerUrls(raw.authorization_server),
   ];
   return urls
     .filter((entry): entry is [string, string] => entry[1] !== undefined && isInsecureHttp(entry[1]))
@@ -68,6 +74,32 @@ export function consentProblems(raw: RawConfig): ConfigProblem[] {
   });
 }
 
+/**
+ * A route names its authorization server and how its tokens are checked (`authorization_servers` with `tokens`),
+ * or names neither and uses the gateway's own (`authorization_server`). With the gateway's own, no route may live
+ * where it answers.
+ */
+export function authorizationServerRouteProblems(raw: RawConfig): ConfigProblem[] {
+  const served = raw.authorization_server !== undefined;
+  // Under the issuer's path, when it has one (the server is mounted there).
+  const mount = new URL(raw.authorization_server?.issuer ?? raw.public_url).pathname.replace(/\/$/, '');
+  const prefix = mount + AUTHORIZATION_SERVER_PATHS.prefix;
+  const registration = mount + AUTHORIZATION_SERVER_PATHS.registration;
+  return raw.routes.flatMap((route, index): ConfigProblem[] => {
+    const at = `routes.${index}`;
+    if (served && (route.path === registration || route.path === prefix || route.path.startsWith(`${prefix}/`))) {
+      return [{ path: `${at}.path`, message: `must not be ${registration} or under ${prefix}/ (the gateway's authorization server answers there)` }];
+    }
+    if (route.tokens === undefined && !served) {
+      return [{ path: `${at}.tokens`, message: 'is required unless the top-level authorization_server section makes the gateway issue the tokens' }];
+    }
+    if (route.tokens !== undefined && route.authorization_servers === undefined) {
+      return [{ path: `${at}.authorization_servers`, message: 'is required with tokens (the issuers clients get those tokens from)' }];
+    }
+    return [];
+  });
+}
+
 /** The warnings spanning sections: literal secrets first, then one per setting that works but is not what it seems. */
 export function crossSectionWarnings(raw: RawConfig, referencedPaths: ReadonlySet<string>): string[] {
   const found: string[] = [];
@@ -85,6 +117,14 @@ export function crossSectionWarnings(raw: RawConfig, referencedPaths: ReadonlySe
     );
   }
   if (raw.decision) found.push(...decisionListenerWarnings(raw, raw.decision.proxy));
+  if (raw.authorization_server !== undefined && raw.authorization_server.entitlements.length === 0) {
+    found.push('authorization_server.entitlements: empty; nobody who signs in can be granted any scope');
+  }
+  if (raw.authorization_server !== undefined && !usesRedis(raw.cache)) {
+    found.push(
+      'cache: no Redis; the authorization server keeps clients, consents and refresh tokens in this process only (lost at restart, not shared by replicas)',
+    );
+  }
   const userOAuth = userOAuthRoutes(raw.routes).length > 0;
   if (raw.consent !== undefined && !userOAuth) {
     found.push('consent: set, but no route uses upstream.auth.type user_oauth');
@@ -105,6 +145,7 @@ function literalSecretWarnings(raw: RawConfig, referencedPaths: ReadonlySet<stri
     ['signing_key', raw.signing_key],
     ['decision.secret', raw.decision?.secret],
     ...consentSecrets(raw.consent),
+    ...authorizationServerSecrets(raw.authorization_server),
     ...raw.routes.flatMap((route, index) => routeSecrets(route, index)),
     ...telemetrySecrets(raw.telemetry),
   ];

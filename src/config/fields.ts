@@ -62,7 +62,7 @@ export function duration(defaultValue: number | string, description: string, lim
         .max(max, { error: `must be at most ${formatDuration(max)}` }),
     )
     .prefault(defaultValue)
-    .describe(`${description} Seconds, or a string like 500ms, 30s, 5m, 1h. Default: ${defaultValue}.`);
+    .describe(`${description} Seconds, or a string like 500ms, 30s, 5m, 1h, 30d. Default: ${defaultValue}.`);
 }
 
 export const scope = z

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { adminSchema } from './sections/admin.js';
+import { authorizationServerSchema } from './sections/authorization-server.js';
 import { cacheSchema } from './sections/cache.js';
 import { consentSchema } from './sections/consent.js';
 import { decisionSchema } from './sections/decision.js';
@@ -32,6 +33,7 @@ export const configSchema = z
     limits: limitsSchema,
     cache: cacheSchema,
     consent: consentSchema,
+    authorization_server: authorizationServerSchema,
     routes: routesSchema,
     signing_key: signingKeySchema,
     telemetry: telemetrySchema,

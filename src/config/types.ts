@@ -1,5 +1,6 @@
 import type { Secret } from './secret.js';
 import type { AdminSettings } from './sections/admin.js';
+import type { AuthorizationServerSettings } from './sections/authorization-server.js';
 import type { CacheSettings } from './sections/cache.js';
 import type { ConsentSettings } from './sections/consent.js';
 import type { DecisionListenerSettings } from './sections/decision.js';
@@ -19,6 +20,7 @@ import type { TrustedProxies } from './trusted-proxies.js';
 
 export type { Milliseconds } from './duration.js';
 export type { AdminSettings } from './sections/admin.js';
+export type { AuthorizationServerSettings, ClaimCondition, Entitlement, PreRegisteredClient } from './sections/authorization-server.js';
 export type { CacheSettings, HostPort, RedisConnection } from './sections/cache.js';
 export type { ConsentSettings } from './sections/consent.js';
 export type { DecisionListenerSettings, DecisionProxy } from './sections/decision.js';
@@ -60,6 +62,8 @@ export interface CompiledConfig {
   readonly cache: CacheSettings;
   /** Present when a route uses `user_oauth`. */
   readonly consent: ConsentSettings | undefined;
+  /** The gateway as the authorization server of the routes without `tokens`; absent unless configured. */
+  readonly authorizationServer: AuthorizationServerSettings | undefined;
   readonly limits: LimitSettings;
   /** Private key (JWK or PEM text, EC P-256) signing identity assertions; absent → generated per process. */
   readonly signingKey: Secret | undefined;

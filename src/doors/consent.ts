@@ -4,9 +4,14 @@ import { CONSENT_PATHS } from '../grants/paths.js';
 import { failurePage, pageHeaders } from '../grants/pages.js';
 import type { ConsentRuntime } from '../grants/service.js';
 
+/** The gateway's authorization server's part of the sign-in callback: `undefined` when the sign-in is not its own. */
+export type SignInCallback = (request: ConsentRequest) => Promise<ConsentReply> | undefined;
+
 export interface ConsentRoutesOptions {
   /** The consent runtime of the config this request runs on; absent when no route uses user_oauth. */
   readonly consentOf: (request: FastifyRequest) => ConsentRuntime | undefined;
+  /** The sign-ins of the gateway's authorization server, which end at the same callback; absent when it is off. */
+  readonly authorizationServerSignInOf?: (request: FastifyRequest) => SignInCallback | undefined;
   readonly publicUrl: URL;
 }
 
@@ -21,7 +26,7 @@ const COOKIE_MAX_AGE_SECONDS = 900;
  * a plain name on http loopback development setups, where browsers refuse `__Host-`. SameSite=Lax: the cookie
  * comes back on the top-level redirects from the authorization servers, never on cross-site forms.
  */
-function flowCookie(publicUrl: URL) {
+export function flowCookie(publicUrl: URL) {
   const secure = publicUrl.protocol === 'https:';
   const name = secure ? '__Host-mcpgw-consent' : 'mcpgw-consent';
   const attributes = `Path=/; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
@@ -86,8 +91,6 @@ export function registerConsentRoutes(app: FastifyInstance, options: ConsentRout
       url: path,
       bodyLimit: MAX_FORM_BYTES,
       handler: async (request, reply) => {
-        const consent = options.consentOf(request);
-        if (!consent) return send(request, reply, { page: failurePage('not_found') });
         const params = method === 'GET' ? queryOf(request) : formOf(request);
         if (params === undefined) return send(request, reply, { page: failurePage('failed'), reason: 'not_a_form' });
         const input: ConsentRequest = {
@@ -95,6 +98,11 @@ export function registerConsentRoutes(app: FastifyInstance, options: ConsentRout
           params,
           origin: typeof request.headers.origin === 'string' ? request.headers.origin : undefined,
         };
+        // One sign-in, one callback: a sign-in the gateway's authorization server started is its to finish.
+        const authorizationServerSignIn = handler === 'loginCallback' ? options.authorizationServerSignInOf?.(request)?.(input) : undefined;
+        if (authorizationServerSignIn) return send(request, reply, await authorizationServerSignIn);
+        const consent = options.consentOf(request);
+        if (!consent) return send(request, reply, { page: failurePage('not_found') });
         return send(request, reply, await consent.pages[handler](input));
       },
     });

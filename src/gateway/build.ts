@@ -7,6 +7,7 @@ import { DEFAULT_MEMORY_BOUNDS } from '../config/memory-bounds.js';
 import type { CompiledConfig, CompiledRoute } from '../config/types.js';
 import { GatewayError, pathOf } from '../decision/index.js';
 import { buildAdminServer } from '../doors/admin.js';
+import { registerAuthorizationServerRoutes } from '../doors/authorization-server.js';
 import { registerConsentRoutes } from '../doors/consent.js';
 import { buildDecisionServer } from '../doors/decision-listener/plugin.js';
 import { buildMainListener } from '../doors/main-listener.js';
@@ -137,7 +138,24 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
   registerHealthRoutes(app, readinessNow);
   registerMetadataRoutes(app, () => current().config);
   registerJwksRoute(app, () => current().signingKey?.publicJwk);
-  registerConsentRoutes(app, { consentOf: (request) => runtimeOf(request).consent, publicUrl: config.publicUrl });
+  registerConsentRoutes(app, {
+    consentOf: (request) => runtimeOf(request).consent,
+    authorizationServerSignInOf: (request) => {
+      const server = runtimeOf(request).authorizationServer;
+      return server && ((input) => server.signInCallback(input));
+    },
+    publicUrl: config.publicUrl,
+  });
+  const authorizationServer = current().authorizationServer;
+  if (authorizationServer) {
+    registerAuthorizationServerRoutes(app, {
+      paths: authorizationServer.paths,
+      serverOf: (request) => runtimeOf(request).authorizationServer,
+      trustedProxiesOf: (request) => runtimeOf(request).config.trustedProxies,
+      publicUrl: config.publicUrl,
+      logError: (request, error) => request.log.error({ err: error }, 'authorization server request failed'),
+    });
+  }
   registerProxyRoutes(app, {
     current: runtimeOf,
     dispatcherOf: (request, route) => {

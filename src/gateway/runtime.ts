@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { createDpopChecker } from '../auth/dpop-checker.js';
+import { createGatewayAuthorizationServer, type GatewayAuthorizationServer } from '../authserver/gateway-authorization-server.js';
 import { routeChallenge } from '../decision/index.js';
 import type { DecisionRuntime, RouteRuntime, TokenVerifier, UpstreamCredentialProvider } from '../decision/index.js';
 import type { DoorRuntime } from '../doors/shared/runtime.js';
@@ -18,6 +19,8 @@ export interface Runtime extends DoorRuntime {
   readonly signingKey: SigningKey | undefined;
   /** Grants and consent pages of user_oauth routes; absent when no route uses user_oauth. */
   readonly consent: ConsentRuntime | undefined;
+  /** The gateway as authorization server (`authorization_server`); absent unless configured. */
+  readonly authorizationServer: GatewayAuthorizationServer | undefined;
 }
 
 export type VerifierFactory = (route: CompiledRoute) => TokenVerifier;
@@ -59,7 +62,16 @@ export function createRuntime(config: CompiledConfig, verifierFor: VerifierFacto
       dpop: route.dpop.mode === 'bearer_only' ? undefined : createDpopChecker(route, services),
     });
   }
-  return { config, routes, slots: services.slots, signingKey, consent, auditPrincipal: auditPrincipal(config.auditSubject, services.keySecret) };
+  const authorizationServer = createGatewayAuthorizationServer(config, services);
+  return {
+    config,
+    routes,
+    slots: services.slots,
+    signingKey,
+    consent,
+    authorizationServer,
+    auditPrincipal: auditPrincipal(config.auditSubject, services.keySecret),
+  };
 }
 
 export async function closeRuntime(runtime: Runtime): Promise<void> {

@@ -1,10 +1,11 @@
-import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { AuthorizationCodeFlow, AuthorizationRequest } from './authorization-code-client.js';
 import type { Principal } from './grant-store.js';
 
 /** How a sign-in at the gateway's own authorization server ended; failures are fixed codes, safe to log. */
 export type LoginResult =
-  | { readonly ok: true; readonly user: Principal }
+  /** `claims`: the verified ID token's, for decisions made from them (the authorization server's entitlements). */
+  | { readonly ok: true; readonly user: Principal; readonly claims: JWTPayload }
   | { readonly ok: false; readonly failure: 'unavailable' | 'refused' | 'invalid_id_token' };
 
 /**
@@ -23,7 +24,8 @@ export interface OidcLogin {
 const ID_TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 const CLOCK_TOLERANCE_SECONDS = 30;
 
-export function createOidcLogin(flow: AuthorizationCodeFlow, clientId: string, timeoutMs: number): OidcLogin {
+/** `scope`: what the sign-in asks for (OpenID Connect: always with `openid`). */
+export function createOidcLogin(flow: AuthorizationCodeFlow, clientId: string, timeoutMs: number, scope = 'openid'): OidcLogin {
   const keySets = new Map<string, JWTVerifyGetKey>();
   const keySetOf = (url: URL) => {
     let keys = keySets.get(url.href);
@@ -36,7 +38,7 @@ export function createOidcLogin(flow: AuthorizationCodeFlow, clientId: string, t
 
   return {
     issuer: flow.issuer,
-    start: (redirectUri, state, nonce) => flow.authorizationRequest({ redirectUri, state, nonce, scope: 'openid' }),
+    start: (redirectUri, state, nonce) => flow.authorizationRequest({ redirectUri, state, nonce, scope }),
     async finish(code, codeVerifier, redirectUri, nonce) {
       const endpoints = await flow.endpoints();
       if (!endpoints?.jwksUri) return { ok: false, failure: 'unavailable' };
@@ -55,7 +57,7 @@ export function createOidcLogin(flow: AuthorizationCodeFlow, clientId: string, t
         if (payload.nonce !== nonce || typeof payload.sub !== 'string' || payload.sub === '') {
           return { ok: false, failure: 'invalid_id_token' };
         }
-        return { ok: true, user: { issuer: flow.issuer, subject: payload.sub } };
+        return { ok: true, user: { issuer: flow.issuer, subject: payload.sub }, claims: payload };
       } catch (error) {
         const code = (error as { code?: unknown }).code;
         // Keys that cannot be fetched are an outage, not a bad token.

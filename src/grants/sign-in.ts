@@ -10,9 +10,14 @@ const signInSchema = z.object({
   codeVerifier: z.string(),
   /** What the consent link asked for; absent when the user signs in to manage their grants. */
   connection: connectionSchema.optional(),
+  /** The gateway's authorization server's interaction this sign-in answers (its login prompt). */
+  interaction: z.string().optional(),
 });
 
-/** A sign-in at the gateway's own authorization server, from its redirect until its callback. */
+/**
+ * A sign-in at the gateway's own authorization server (consent pages) or at the organisation's IdP (the gateway as
+ * authorization server), from its redirect until its callback: one mechanism, one callback, one cookie.
+ */
 export type SignIn = z.infer<typeof signInSchema>;
 
 /**

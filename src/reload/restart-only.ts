@@ -23,6 +23,12 @@ export function restartOnlyChanges(started: CompiledConfig, next: CompiledConfig
     ['cache.key_prefix', started.cache.keyPrefix !== next.cache.keyPrefix],
     ['cache.command_timeout', started.cache.commandTimeout !== next.cache.commandTimeout],
     ['cache.memory', JSON.stringify(started.cache.memory) !== JSON.stringify(next.cache.memory)],
+    // The authorization server's addresses are routed at start; the rest of the section applies to the next request.
+    ['authorization_server', (started.authorizationServer === undefined) !== (next.authorizationServer === undefined)],
+    [
+      'authorization_server.issuer',
+      started.authorizationServer !== undefined && next.authorizationServer !== undefined && started.authorizationServer.issuer !== next.authorizationServer.issuer,
+    ],
     // Lowering the limit applies at once (enforced per request); raising it past the start value cannot.
     // The tracer provider and its exporter are set up once, at start.
     ['telemetry.traces', tracesIdentity(started) !== tracesIdentity(next)],

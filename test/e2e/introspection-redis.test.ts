@@ -32,7 +32,7 @@ let results: { add: string | undefined; multiply: string | undefined };
 beforeAll(async () => {
   redis = await startRedis();
   const ports = await freeDemoPorts();
-  const config = await demoConfig(ports, demoSecrets());
+  const config = await demoConfig(ports, await demoSecrets());
   const capture = captureLogs();
   logs = capture.text;
   authServer = await startDevAuthServer({

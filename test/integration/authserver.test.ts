@@ -22,7 +22,7 @@ const silent = pino({ level: 'silent' });
 function baseOptions(overrides: Partial<DevAuthServerOptions> = {}): DevAuthServerOptions {
   return {
     resources: [
-      { resource: CALC, scopes: ['mcp:tools', 'calc:write'] },
+      { resource: CALC, scopes: ['mcp:tools', 'calc:write'], defaultScopes: ['mcp:tools'] },
       { resource: NOTES, scopes: ['mcp:tools', 'notes:read'], accessTokenFormat: 'opaque' },
     ],
     clients: [
@@ -79,7 +79,8 @@ interface CodeRequest {
   readonly clientId?: string;
   readonly redirectUri?: string;
   readonly resource?: string;
-  readonly scope?: string;
+  /** `null`: no scope parameter at all. */
+  readonly scope?: string | null;
   readonly pkce?: Pkce;
 }
 
@@ -92,7 +93,7 @@ async function authorize(server: DevAuthServer, request: CodeRequest = {}, jar =
       client_id: request.clientId ?? PUBLIC_CLIENT,
       redirect_uri: request.redirectUri ?? REDIRECT,
       resource: request.resource ?? CALC,
-      scope: request.scope ?? 'mcp:tools calc:write',
+      scope: request.scope === null ? undefined : (request.scope ?? 'mcp:tools calc:write'),
       state: 'state-123',
       code_challenge: challenge.challenge,
       code_challenge_method: 'S256',
@@ -467,6 +468,27 @@ describe('dev authorization server: client identity', () => {
   });
 
   describe('dynamic client registration', () => {
+    it('registers a client whose client_uri is empty (a client library default)', async () => {
+      const registered = await register(server, { redirect_uris: [REDIRECT], client_uri: '', grant_types: ['authorization_code'] });
+      expect(registered.status).toBe(201);
+      expect(registered.body).not.toHaveProperty('client_uri');
+    });
+
+    it('issues no refresh token to a registered client that names no grant types', async () => {
+      const registered = await register(server, { redirect_uris: [REDIRECT] });
+      expect(registered.body.grant_types).toEqual(['authorization_code']);
+      const tokens = await obtainTokens(server, { clientId: String(registered.body.client_id) });
+      expect(tokens.status).toBe(200);
+      expect(tokens.body).not.toHaveProperty('refresh_token');
+    });
+
+    it("gives an authorization request without scope the route's scopes_supported", async () => {
+      const registered = await register(server, { redirect_uris: [REDIRECT] });
+      const tokens = await obtainTokens(server, { clientId: String(registered.body.client_id), scope: null });
+      expect(tokens.status).toBe(200);
+      expect(tokens.body.scope).toBe('mcp:tools');
+    });
+
     it('registers a public client that then completes the flow', async () => {
       const registered = await register(server, { redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'] });
       expect(registered.status).toBe(201);
@@ -813,6 +835,34 @@ describe('dev authorization server: signing key across restarts', () => {
       await expect(jwtVerify(token, createRemoteJWKSet(new URL(ephemeral.jwksUri)))).rejects.toThrow(/no applicable key/i);
     } finally {
       await ephemeral.close();
+    }
+  });
+});
+
+describe('dev authorization server: registrations across restarts', () => {
+  it('a restarted server (same clients file) still knows a client registered before the restart', async () => {
+    const directory = await mkdtemp(join(tmpdir(), 'dev-as-clients-'));
+    onTestFinished(() => rm(directory, { recursive: true, force: true }));
+    const file = join(directory, 'state', 'clients.json');
+    const first = await startDevAuthServer(baseOptions({ clientsFile: file }));
+    const registered = await register(first, { redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'] });
+    const clientId = String(registered.body.client_id);
+    await first.close();
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+
+    const restarted = await startDevAuthServer(baseOptions({ clientsFile: file }));
+    try {
+      const tokens = await obtainTokens(restarted, { clientId });
+      expect(tokens.status).toBe(200);
+    } finally {
+      await restarted.close();
+    }
+    const forgetful = await startDevAuthServer(baseOptions());
+    try {
+      const outcome = await authorize(forgetful, { clientId });
+      expect(outcome.kind).toBe('page');
+    } finally {
+      await forgetful.close();
     }
   });
 });

@@ -29,7 +29,7 @@ function compile(routes: Record<string, unknown>[], extra: Record<string, unknow
 }
 
 describe('resourcesFromRoutes', () => {
-  it('offers mcp:tools, the advertised scopes and every policy scope, once each', () => {
+  it('offers mcp:tools, the advertised scopes and every policy scope, once each; a request without scope gets scopes_supported', () => {
     const config = compile([
       route('calc', {
         scopes_supported: ['mcp:tools', 'calc:read'],
@@ -41,6 +41,7 @@ describe('resourcesFromRoutes', () => {
       {
         resource: 'https://gw.example.com/calc/mcp',
         scopes: ['mcp:tools', 'calc:read', 'calc:write'],
+        defaultScopes: ['mcp:tools', 'calc:read'],
         accessTokenFormat: 'jwt',
       },
     ]);

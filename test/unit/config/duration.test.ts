@@ -12,11 +12,12 @@ describe('parseDuration', () => {
     ['5m', 300_000],
     ['1h', 3_600_000],
     ['24h', 86_400_000],
+    ['30d', 2_592_000_000],
   ])('%j → %d ms', (input, ms) => {
     expect(parseDuration(input)).toBe(ms);
   });
 
-  it.each<number | string>([-1, Number.NaN, Number.POSITIVE_INFINITY, '', '5', '5 s', '1d', '1.5s', '-1s', '5S', 's'])(
+  it.each<number | string>([-1, Number.NaN, Number.POSITIVE_INFINITY, '', '5', '5 s', '1w', '1.5s', '-1s', '5S', 's'])(
     'rejects %j',
     (input) => {
       expect(parseDuration(input)).toBeUndefined();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { exportJWK, generateKeyPair } from 'jose';
 import { restartOnlyChanges } from '../../../src/reload/restart-only.js';
 import { compiled, configWith, parseObject } from '../config/fixtures.js';
 
@@ -54,5 +55,24 @@ describe('decision listener settings on reload', () => {
     const before = listener({ proxy: 'nginx', secret: 's'.repeat(32) });
     expect(restartOnlyChanges(before, listener({ proxy: 'envoy', secret: 't'.repeat(32), path_prefix: '/authz' }))).toEqual([]);
     expect(restartOnlyChanges(before, listener({ proxy: 'nginx', secret: 's'.repeat(32), port: 9191, host: '0.0.0.0' }))).toEqual(['decision.host', 'decision.port']);
+  });
+});
+
+describe('the authorization server on reload', () => {
+  const withServer = async (issuer?: string) => {
+    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+    const keys = JSON.stringify({ keys: [{ ...(await exportJWK(privateKey)), kid: 'k', alg: 'ES256' }] });
+    const section = { signing_keys: keys, sign_in: { issuer: 'https://login.example.com', client_id: 'gw' }, ...(issuer ? { issuer } : {}) };
+    return compiled(parseObject(configWith({ authorization_server: section })));
+  };
+
+  it('turning it on or off, or moving its issuer, needs a restart (its addresses are routed at start); new keys do not', async () => {
+    const without = compiled(parseObject(configWith({})));
+    const served = await withServer();
+    expect(restartOnlyChanges(without, served)).toEqual(['authorization_server']);
+    expect(restartOnlyChanges(served, without)).toEqual(['authorization_server']);
+    expect(restartOnlyChanges(served, await withServer())).toEqual([]);
+    const moved = await withServer(`${served.publicUrl.origin}/as`);
+    expect(restartOnlyChanges(served, moved)).toEqual(['authorization_server.issuer']);
   });
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { immutableMap } from '../../freeze.js';
 import type { Compiled, ConfigProblem } from '../../problem.js';
+import type { GatewayIssuer } from './tokens.js';
 import { WELL_KNOWN_PRM, compileRoute, routeSchema, type CompiledRoute, type PartialRoute, type RawRoute } from './route.js';
 
 /**
@@ -18,9 +19,9 @@ export interface RouteTable {
   readonly routesByMetadataPath: ReadonlyMap<string, CompiledRoute>;
 }
 
-/** `publicBase` is public_url without its trailing slash. */
-export function compileRouteTable(raw: readonly RawRoute[], publicBase: string): Compiled<RouteTable> {
-  const parts = raw.map((route, index) => compileRoute(route, index, publicBase));
+/** `publicBase` is public_url without its trailing slash; `gatewayIssuer` the gateway's own authorization server. */
+export function compileRouteTable(raw: readonly RawRoute[], publicBase: string, gatewayIssuer?: GatewayIssuer): Compiled<RouteTable> {
+  const parts = raw.map((route, index) => compileRoute(route, index, publicBase, gatewayIssuer));
   const partial = parts.map((part) => part.settings);
   const shapeBIndex = raw.length === 1 ? 0 : raw.findIndex((route) => route.default);
   const routes = partial.map((route, index) => ({ ...route, isDefault: index === shapeBIndex }));

@@ -7,7 +7,7 @@ import { compileDpop, dpopSchema, type DpopSettings } from './dpop.js';
 import { compilePolicy, policySchema, type PolicySettings } from './policy.js';
 import { compileRateLimit, rateLimitSchema, type RateLimitSettings } from './rate-limit.js';
 import { compileSessions, sessionsSchema, type SessionSettings } from './sessions.js';
-import { compileTokens, tokensSchema, tokensSecrets, tokensUrls, type TokenSettings } from './tokens.js';
+import { compileTokens, gatewayIssuedTokens, tokensSchema, tokensSecrets, tokensUrls, type GatewayIssuer, type TokenSettings } from './tokens.js';
 import { upstreamAuthSecrets, upstreamAuthUrls } from './upstream-auth.js';
 import { compileUpstream, upstreamSchema, type UpstreamSettings } from './upstream.js';
 
@@ -43,14 +43,21 @@ export const routeSchema = z
     authorization_servers: z
       .array(strictUrl('Authorization server issuer URL.'))
       .min(1, { error: 'at least one authorization server is required' })
-      .describe('Authorization servers advertised in the metadata document.'),
+      .optional()
+      .describe(
+        "Authorization servers advertised in the metadata document. Required with tokens; without tokens: the gateway's own (authorization_server.issuer).",
+      ),
     scopes_supported: z
       .array(scope.refine((value) => value !== 'offline_access', {
         error: 'offline_access must not be advertised by a protected resource',
       }))
       .default([])
       .describe('Scopes advertised in the metadata document. Default: [].'),
-    tokens: tokensSchema,
+    tokens: tokensSchema
+      .optional()
+      .describe(
+        "How access tokens are validated: jwt, introspection, or both. Absent: the gateway's own authorization_server issues them (JWT, aud = the route's resource).",
+      ),
     dpop: dpopSchema,
     policy: policySchema,
     cors: corsSchema,
@@ -74,6 +81,8 @@ export interface CompiledRoute {
   readonly isDefault: boolean;
   readonly upstream: UpstreamSettings;
   readonly authorizationServers: readonly string[];
+  /** No `tokens` block: the gateway's own authorization server issues this route's tokens. */
+  readonly usesGatewayAuthorizationServer: boolean;
   readonly scopesSupported: readonly string[];
   readonly resourceName: string | undefined;
   readonly resourceDocumentation: string | undefined;
@@ -95,8 +104,11 @@ export interface RouteParts {
   readonly findings: { readonly upstream: Findings; readonly policy: Findings };
 }
 
-/** `publicBase` is public_url without its trailing slash. */
-export function compileRoute(raw: RawRoute, index: number, publicBase: string): RouteParts {
+/**
+ * `publicBase` is public_url without its trailing slash; `gatewayIssuer` the gateway's own authorization server
+ * (cross-section.ts has refused a route without `tokens` when there is none).
+ */
+export function compileRoute(raw: RawRoute, index: number, publicBase: string, gatewayIssuer?: GatewayIssuer): RouteParts {
   const at = `routes.${index}`;
   const resource = raw.resource ?? publicBase + raw.path;
   const metadataPath = metadataPathOf(resource);
@@ -110,11 +122,17 @@ export function compileRoute(raw: RawRoute, index: number, publicBase: string): 
     // The PRM is served by the gateway, so its URL is on the public origin even when `resource` is elsewhere.
     metadataUrl: new URL(publicBase).origin + metadataPath,
     upstream: upstream.settings,
-    authorizationServers: raw.authorization_servers,
+    authorizationServers: raw.authorization_servers ?? (gatewayIssuer ? [gatewayIssuer.issuer] : []),
+    usesGatewayAuthorizationServer: raw.tokens === undefined,
     scopesSupported: raw.scopes_supported,
     resourceName: raw.resource_name,
     resourceDocumentation: raw.resource_documentation,
-    tokens: compileTokens(raw.tokens, resource),
+    tokens:
+      raw.tokens === undefined
+        ? gatewayIssuer === undefined
+          ? { jwt: undefined, introspection: undefined }
+          : gatewayIssuedTokens(gatewayIssuer, resource)
+        : compileTokens(raw.tokens, resource),
     dpop: compileDpop(raw.dpop),
     policy: policy.settings,
     cors: compileCors(raw.cors),
@@ -130,8 +148,8 @@ export function routeUrls(raw: RawRoute, index: number): ValueAt[] {
   return [
     [`${at}.resource`, raw.resource],
     [`${at}.resource_documentation`, raw.resource_documentation],
-    ...raw.authorization_servers.map((url, n): ValueAt => [`${at}.authorization_servers.${n}`, url]),
-    ...tokensUrls(raw.tokens, at),
+    ...(raw.authorization_servers ?? []).map((url, n): ValueAt => [`${at}.authorization_servers.${n}`, url]),
+    ...(raw.tokens === undefined ? [] : tokensUrls(raw.tokens, at)),
     ...upstreamAuthUrls(raw.upstream.auth, at),
   ];
 }
@@ -139,5 +157,5 @@ export function routeUrls(raw: RawRoute, index: number): ValueAt[] {
 /** The secrets a route holds, for the literal-secret warning. */
 export function routeSecrets(raw: RawRoute, index: number): ValueAt[] {
   const at = `routes.${index}`;
-  return [...upstreamAuthSecrets(raw.upstream.auth, at), ...tokensSecrets(raw.tokens, at)];
+  return [...upstreamAuthSecrets(raw.upstream.auth, at), ...(raw.tokens === undefined ? [] : tokensSecrets(raw.tokens, at))];
 }

@@ -127,6 +127,8 @@ export interface JwtSettings {
   readonly jwksCooldown: Milliseconds;
   /** Timeout for one JWKS or metadata HTTP request. */
   readonly fetchTimeout: Milliseconds;
+  /** The gateway's own authorization server's public keys: used as they are, never fetched. */
+  readonly localKeys?: { readonly keys: readonly Record<string, unknown>[] };
 }
 
 export type IntrospectionAuthMethod = ClientSecretMethod;
@@ -193,9 +195,44 @@ export function compileTokens(raw: RawTokens, resource: string): TokenSettings {
   };
 }
 
+/** The gateway's own authorization server, as the routes without `tokens` verify its access tokens. */
+export interface GatewayIssuer {
+  readonly issuer: string;
+  readonly jwksUri: string;
+  readonly publicKeys: { readonly keys: readonly Record<string, unknown>[] };
+  readonly accessTokenTtl: Milliseconds;
+}
+
+const GATEWAY_CLOCK_TOLERANCE_MS = 30_000;
+
+/**
+ * RFC 9068 JWTs the gateway signed itself: its issuer, its keys (held in process), `aud` exactly the route's
+ * resource, `typ: at+jwt`, no longer-lived than it issues them.
+ */
+export function gatewayIssuedTokens(gateway: GatewayIssuer, resource: string): TokenSettings {
+  const algorithms = JWT_ALGORITHMS.filter((alg) => gateway.publicKeys.keys.some((key) => key.alg === alg));
+  return {
+    jwt: {
+      issuer: gateway.issuer,
+      jwksUri: new URL(gateway.jwksUri),
+      algorithms,
+      audiences: [resource],
+      strictAudience: true,
+      clockTolerance: GATEWAY_CLOCK_TOLERANCE_MS,
+      requireTyp: true,
+      maxLifetime: gateway.accessTokenTtl,
+      jwksStaleWindow: 0,
+      jwksCooldown: 0,
+      fetchTimeout: 1000,
+      localKeys: gateway.publicKeys,
+    },
+    introspection: undefined,
+  };
+}
+
 /** The issuer the callers of a route come from, when the config names one. */
-export function callerIssuer(raw: RawTokens): string | undefined {
-  return raw.jwt?.issuer ?? raw.introspection?.issuer;
+export function callerIssuer(raw: RawTokens | undefined): string | undefined {
+  return raw?.jwt?.issuer ?? raw?.introspection?.issuer;
 }
 
 /** The URLs this section fetches, for the https rule (`at` is the route's path). */
