@@ -58,7 +58,7 @@ describe('authorization_server', () => {
     expect(route?.authorizationServers).toEqual(['https://mcp.example.com']);
     expect(route?.tokens.jwt).toMatchObject({
       issuer: 'https://mcp.example.com',
-      audience: 'https://mcp.example.com/calc/mcp',
+      audiences: ['https://mcp.example.com/calc/mcp'],
       strictAudience: true,
       requireTyp: true,
       algorithms: ['ES256'],
