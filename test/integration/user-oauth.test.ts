@@ -1051,6 +1051,46 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
     await elicited(provider);
   });
 
+  it('/consent/grants lists a route still waiting for a connection with a Connect button: Connect → the consent page → Allow → Connected, and the first call works', async () => {
+    const provider = clientOf('tess');
+    await elicited(provider);
+    user = 'tess';
+    const browser = new ConsentBrowser();
+    const page = await browser.walk(new URL(`${gatewayUrl}/consent/grants`), { decision: 'deny' });
+    if (page.kind !== 'page') throw new Error('no grants page');
+    expect(page.html).toContain('No connected accounts');
+    expect(page.html).toContain('Waiting for a connection');
+    expect(page.html).toMatch(/<h3>Notes[^<]*<\/h3>/);
+    expect(page.html).toContain(`action="${gatewayUrl}/consent/grants/connect"`);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.html)?.[1] ?? '';
+    const connectedPage = await browser.submit(new URL(`${gatewayUrl}/consent/grants/connect`), { csrf, route: 'notes', decision: 'connect' }, { decision: 'allow' });
+    expect(connectedPage).toMatchObject({ kind: 'page', heading: 'Connected' });
+    expect(await grantOf('tess')).toBeDefined();
+    expect(auditLines().at(-1)).toMatchObject({ action: 'grant', outcome: 'ok', by: 'user' });
+    expect(await callText(await connect(provider), 'list_notes')).toBe('(no notes)');
+    const after = await browser.walk(new URL(`${gatewayUrl}/consent/grants`), { decision: 'deny' });
+    expect(after.kind === 'page' && after.html).not.toMatch(/<h3>Notes/);
+  });
+
+  it('a Connect form with a wrong CSRF token, none, from another origin or for an unknown route starts nothing', async () => {
+    user = 'sven';
+    const browser = new ConsentBrowser();
+    const connectUrl = new URL(`${gatewayUrl}/consent/grants/connect`);
+    const page = await browser.walk(new URL(`${gatewayUrl}/consent/grants`), { decision: 'deny' });
+    const csrf = (page.kind === 'page' && /name="csrf" value="([^"]+)"/.exec(page.html)?.[1]) || '';
+    expect(await browser.submit(connectUrl, { csrf: 'y'.repeat(43), route: 'notes' }, { decision: 'allow' })).toMatchObject({ status: 400 });
+    expect(await browser.submit(connectUrl, { route: 'notes' }, { decision: 'allow' })).toMatchObject({ status: 400 });
+    expect(await browser.submit(connectUrl, { csrf, route: 'nowhere' }, { decision: 'allow' })).toMatchObject({ status: 400 });
+    const crossSite = await fetch(connectUrl, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      body: new URLSearchParams({ csrf, route: 'notes' }),
+    });
+    expect(crossSite.status).toBe(400);
+    expect(await grantOf('sven')).toBeUndefined();
+  });
+
   it('a revoke form with a wrong CSRF token or none changes nothing (another origin: see "Disconnect from")', async () => {
     await connected('nina');
     user = 'nina';
