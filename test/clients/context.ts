@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import type { ClientResults } from './evidence.js';
+import type { Cell, RouteKind } from './matrix.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SCRIPTED_BROWSER = fileURLToPath(new URL('./scripted-browser.mjs', import.meta.url));
@@ -12,6 +13,9 @@ export interface MatrixContext {
   /** The demo routes: JWT (step-up), and the same calculator with `policy.upfront_scopes`. */
   readonly calcUrl: URL;
   readonly upfrontUrl: URL;
+  /** The calculator behind opaque tokens (RFC 7662 introspection), and the notes server behind a per-user grant. */
+  readonly opaqueUrl: URL;
+  readonly notesUrl: URL;
   /** Logs and per-client state of this run. */
   readonly runDir: string;
   /**
@@ -27,6 +31,8 @@ export interface DriverOutcome {
   readonly results: ClientResults;
   /** Anything a reader of the matrix should know about how this client behaved. */
   readonly notes?: readonly string[];
+  /** The route kinds the client was also run on, besides its main route. */
+  readonly routes?: Readonly<Partial<Record<RouteKind, Cell>>>;
 }
 
 export interface ClientDriver {
@@ -35,6 +41,8 @@ export interface ClientDriver {
   readonly version: (context: MatrixContext) => string;
   /** The whole run of this client is stopped after this long. */
   readonly timeoutMs: number;
+  /** The route kind of the main run (`calcUrl` or `upfrontUrl`); default `jwt`. */
+  readonly mainRoute?: Extract<RouteKind, 'jwt' | 'upfront'>;
   run(context: MatrixContext): Promise<DriverOutcome>;
 }
 

@@ -14,6 +14,17 @@ const COLUMN_TITLES: Readonly<Record<Column, string>> = {
   session: 'Session',
 };
 
+/** The demo's route kinds (config/demo.yaml), the second table: where each client was run. */
+export const ROUTE_KINDS = ['jwt', 'introspection', 'upfront', 'user-grant'] as const;
+export type RouteKind = (typeof ROUTE_KINDS)[number];
+
+const ROUTE_KIND_TITLES: Readonly<Record<RouteKind, string>> = {
+  jwt: 'JWT, step-up (/calc)',
+  introspection: 'Introspection (/calc-opaque)',
+  upfront: 'upfront_scopes (/calc-upfront)',
+  'user-grant': 'Per-user grant (/notes)',
+};
+
 export type Verdict = 'pass' | 'fail' | 'n.a.';
 
 export interface Cell {
@@ -29,6 +40,8 @@ export interface Row {
   readonly cells: Readonly<Record<Column, Cell>>;
   /** What a reader needs to understand a cell that is not a plain pass. */
   readonly notes: string;
+  /** The route kinds this client was run on; a kind left out was not run. */
+  readonly routes?: Readonly<Partial<Record<RouteKind, Cell>>>;
 }
 
 export const pass = (detail?: string): Cell => (detail === undefined ? { verdict: 'pass' } : { verdict: 'pass', detail });
@@ -68,6 +81,14 @@ The run fails when a cell that passes here stops passing, or one that is n.a. he
 run \`npm run test:clients\` and commit the result.
 `;
 
+const ROUTE_KINDS_HEADER = `## Route kinds
+
+Each route kind of the demo a client was run on, from the same run: **pass** means its tool calls answered through
+that route (on \`/calc\`: \`add\`; on \`/notes\`, the per-user grant: the client was given the consent link in a form
+it shows, the link was followed and allowed, and \`list_notes\` then answered). *not run*: the driver does not
+exercise that route yet. Clients speaking MCP 2026-07-28 send \`server/discover\` first on every route.
+`;
+
 /** docs/compatibility.md for these rows. Deterministic: the same results give the same bytes. */
 export function renderCompatibility(rows: readonly Row[]): string {
   const titles = ['Client', 'Version', ...COLUMNS.map((column) => COLUMN_TITLES[column])];
@@ -80,7 +101,22 @@ export function renderCompatibility(rows: readonly Row[]): string {
     ),
   ];
   const notes = rows.filter((row) => row.notes !== '').map((row) => `- **${escapeCell(row.client)}**: ${row.notes}`);
-  return `${HEADER}\n${lines.join('\n')}\n${notes.length > 0 ? `\nNotes:\n\n${notes.join('\n')}\n` : ''}`;
+  return `${HEADER}\n${lines.join('\n')}\n${notes.length > 0 ? `\nNotes:\n\n${notes.join('\n')}\n` : ''}\n${renderRouteKinds(rows)}`;
+}
+
+/** The second table: one row per client, one column per route kind. */
+function renderRouteKinds(rows: readonly Row[]): string {
+  const titles = ['Client', ...ROUTE_KINDS.map((kind) => ROUTE_KIND_TITLES[kind])];
+  const cell = (row: Row, kind: RouteKind) => {
+    const found = row.routes?.[kind];
+    return found === undefined ? '*not run*' : cellText(found);
+  };
+  const lines = [
+    `| ${titles.join(' | ')} |`,
+    `|${titles.map(() => '---').join('|')}|`,
+    ...rows.map((row) => `| ${[row.client, ...ROUTE_KINDS.map((kind) => cell(row, kind))].map(escapeCell).join(' | ')} |`),
+  ];
+  return `${ROUTE_KINDS_HEADER}\n${lines.join('\n')}\n`;
 }
 
 /** The verdicts of a rendered matrix, by client and column; rows or cells it cannot read are left out. */

@@ -20,6 +20,7 @@ import { inspectorV1, inspectorV1Upfront } from './drivers/inspector-v1-direct.j
 import { inspectorWeb } from './drivers/inspector-web.js';
 import { mcpRemote } from './drivers/mcp-remote.js';
 import { sdkWithoutRefreshTokens, sdkWithRefreshTokens, sdkWithRefreshTokensUpfront } from './drivers/sdk.js';
+import { sdkV2WithoutRefreshTokens, sdkV2WithRefreshTokens } from './drivers/sdk-v2.js';
 import { judge, type AuditLine } from './evidence.js';
 import { conformanceSection } from '../conformance/compatibility-section.js';
 import { parseCompatibility, regressions, renderCompatibility, unfinishedRow, type Row } from './matrix.js';
@@ -45,6 +46,8 @@ const ALL_DRIVERS: readonly ClientDriver[] = [
   sdkWithoutRefreshTokens,
   sdkWithRefreshTokens,
   sdkWithRefreshTokensUpfront,
+  sdkV2WithoutRefreshTokens,
+  sdkV2WithRefreshTokens,
   browserPage,
 ];
 
@@ -106,6 +109,8 @@ async function main(): Promise<number> {
     const context: MatrixContext = {
       calcUrl: new URL(`${stack.gatewayUrl}/calc/mcp`),
       upfrontUrl: new URL(`${stack.gatewayUrl}/calc-upfront/mcp`),
+      opaqueUrl: new URL(`${stack.gatewayUrl}/calc-opaque/mcp`),
+      notesUrl: new URL(`${stack.gatewayUrl}/notes/mcp`),
       runDir,
       newPage: () => browser.newPage(),
       chromium: `Chromium ${browser.version.split('.', 1)[0] ?? ''}`,
@@ -143,7 +148,11 @@ async function main(): Promise<number> {
       // What each cell was judged on, for reading after a surprising result (no codes or tokens: see observer.ts).
       writeFileSync(join(runDir, `${driver.client.replace(/\W+/g, '-')}.evidence.json`), JSON.stringify(evidence, null, 1));
       if (stoppedByRun) markUnfinished(driver);
-      else rows.push({ client: driver.client, version: driver.version(context), cells: judge(evidence), notes: (outcome.notes ?? []).join('; ') });
+      else {
+        const cells = judge(evidence);
+        const routes = { [driver.mainRoute ?? 'jwt']: cells['tools/call'], ...outcome.routes };
+        rows.push({ client: driver.client, version: driver.version(context), cells, notes: (outcome.notes ?? []).join('; '), routes });
+      }
       process.stdout.write(`  ${driver.client}: ${((Date.now() - clientStarted) / 1000).toFixed(1)} s\n`);
     }
   } finally {

@@ -65,7 +65,7 @@ function inspectorV1Direct(client: string, route: (context: MatrixContext) => UR
 }
 
 export const inspectorV1 = inspectorV1Direct('MCP Inspector 1.0 web UI, Direct (in-browser OAuth)', (context) => context.calcUrl);
-export const inspectorV1Upfront = inspectorV1Direct(
-  'MCP Inspector 1.0 web UI, Direct, upfront_scopes route',
-  (context) => context.upfrontUrl,
-);
+export const inspectorV1Upfront: ClientDriver = {
+  ...inspectorV1Direct('MCP Inspector 1.0 web UI, Direct, upfront_scopes route', (context) => context.upfrontUrl),
+  mainRoute: 'upfront',
+};
