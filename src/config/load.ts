@@ -12,7 +12,8 @@ import type { CompiledConfig } from './types.js';
 
 export type { ConfigProblem } from './problem.js';
 
-export type ConfigResult = { ok: true; config: CompiledConfig } | { ok: false; problems: ConfigProblem[] };
+/** A failed result carries the warnings found too, when the file got far enough to have them checked. */
+export type ConfigResult = { ok: true; config: CompiledConfig } | { ok: false; problems: ConfigProblem[]; warnings?: readonly string[] };
 
 export interface ParseOptions {
   /** Source of `${env:NAME}` references. Default: `process.env`. */
@@ -52,8 +53,8 @@ export function parseConfig(text: string, options: ParseOptions = {}): ConfigRes
   const parsed = configSchema.safeParse(refs.value, { error: requiredMessage });
   if (!parsed.success) return fail([...refs.problems, ...notAtRefs(zodProblems(parsed.error.issues))]);
   const compiled = compileConfig(parsed.data, refs.referencedPaths);
-  if ('problems' in compiled) return fail([...refs.problems, ...notAtRefs(compiled.problems)]);
-  if (refs.problems.length > 0) return fail([...refs.problems]);
+  if ('problems' in compiled) return fail([...refs.problems, ...notAtRefs(compiled.problems)], compiled.warnings);
+  if (refs.problems.length > 0) return fail([...refs.problems], compiled.config.warnings);
   return { ok: true, config: compiled.config };
 }
 
@@ -70,8 +71,8 @@ export async function loadConfigFile(
   return parseConfig(text, { ...options, source: path });
 }
 
-function fail(problems: ConfigProblem[]): ConfigResult {
-  return { ok: false, problems };
+function fail(problems: ConfigProblem[], warnings: readonly string[] = []): ConfigResult {
+  return warnings.length === 0 ? { ok: false, problems } : { ok: false, problems, warnings };
 }
 
 /** Missing required keys read better as "is required" than as a type mismatch against `undefined`. */
