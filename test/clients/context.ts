@@ -77,7 +77,10 @@ export async function clientEnvironment(directory: string, extra: NodeJS.Process
   const shims = join(directory, 'bin');
   await mkdir(home, { recursive: true });
   await mkdir(shims, { recursive: true });
-  await symlink(SCRIPTED_BROWSER, join(shims, 'xdg-open'));
+  // A client started again in the same directory (to find its stored tokens) finds the shim there already.
+  await symlink(SCRIPTED_BROWSER, join(shims, 'xdg-open')).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  });
   return {
     PATH: `${shims}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
     HOME: home,

@@ -27,7 +27,7 @@ async function disconnectAll(gateway: string): Promise<void> {
  * consent link in its text (the client shows it), the person opens it and allows (headless: the demo's development
  * authorization servers approve at once), then connects again and calls `list_notes`.
  */
-export async function perUserGrant(route: URL, attempt: () => Promise<string>): Promise<Cell> {
+export async function perUserGrant(route: URL, attempt: () => Promise<string>, shownAs = 'link in the error text'): Promise<Cell> {
   await disconnectAll(route.origin);
   const first = await attempt().then(
     (text) => ({ text, failed: false }),
@@ -39,5 +39,5 @@ export async function perUserGrant(route: URL, attempt: () => Promise<string>): 
   const consent = await completeConsentHeadlessly(link, { decision: 'allow' });
   if (consent.heading !== 'Connected') return fail(`consent page ended at "${consent.heading}"`);
   const answer = await attempt().catch((error: unknown) => `failed: ${error instanceof Error ? error.message : String(error)}`);
-  return answer === '(no notes)' || /^\d+\. /.test(answer) ? pass('link in the error text') : fail(`list_notes after consent: "${answer.slice(0, 120)}"`);
+  return answer === '(no notes)' || /^\d+\. /.test(answer) ? pass(shownAs) : fail(`list_notes after consent: "${answer.slice(0, 120)}"`);
 }
