@@ -9,7 +9,7 @@ const PACKAGE = '@modelcontextprotocol/client';
 const REDIRECT_URL = 'http://127.0.0.1/matrix/callback';
 
 /** A connected SDK v2 client and how to finish an authorization it stopped for. */
-interface Connection {
+export interface Connection {
   readonly client: Client;
   /** Runs one operation; when the SDK stops it to authorize (401, or 403 insufficient_scope), finishes that and runs it again. */
   authorized<T>(operation: (client: Client) => Promise<T>): Promise<T>;
@@ -21,7 +21,7 @@ interface Connection {
  * its `StreamableHTTPClientTransport` with an `OAuthClientProvider`, and `finishAuth` with the whole callback query
  * (it checks RFC 9207 `iss` itself).
  */
-async function connect(url: URL, provider: HeadlessOAuthClientProvider, clientName: string): Promise<Connection> {
+export async function connectSdkV2(url: URL, provider: HeadlessOAuthClientProvider, clientName: string): Promise<Connection> {
   let transport = new StreamableHTTPClientTransport(url, { authProvider: provider });
   const open = async () => {
     const client = new Client({ name: clientName, version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
@@ -52,7 +52,7 @@ async function connect(url: URL, provider: HeadlessOAuthClientProvider, clientNa
 }
 
 async function firstTextOf(url: URL, provider: HeadlessOAuthClientProvider, clientName: string, name: string, args: Record<string, number>): Promise<string> {
-  const { client } = await connect(url, provider, clientName);
+  const { client } = await connectSdkV2(url, provider, clientName);
   try {
     return firstText(await client.callTool({ name, arguments: args })) ?? '';
   } finally {
@@ -79,7 +79,7 @@ function sdkV2Client(clientName: string, refreshTokens: boolean): ClientDriver {
     timeoutMs: 45_000,
     async run(context) {
       const provider = new HeadlessOAuthClientProvider({ redirectUrl: REDIRECT_URL, clientName, refreshTokens });
-      const connection = await connect(context.calcUrl, provider, clientName);
+      const connection = await connectSdkV2(context.calcUrl, provider, clientName);
       const notes: string[] = [];
       const call = (name: string, args: Record<string, number>) => connection.authorized((mcp) => mcp.callTool({ name, arguments: args }));
       const multiply = async () => {
