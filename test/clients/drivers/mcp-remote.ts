@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { clientEnvironment, packageBin, packageVersion, type ClientDriver, type MatrixContext } from '../context.js';
-import { fail, pass } from '../matrix.js';
-import { perUserGrant } from './consent.js';
+import { otherRouteKinds } from './route-kinds.js';
 import { firstText } from './results.js';
 
 const PACKAGE = 'mcp-remote';
@@ -55,8 +54,8 @@ async function callThrough(context: MatrixContext, url: URL, name: string, tool:
  * `npx mcp-remote <url>`, the stdio bridge desktop clients start: an MCP host talks to it over stdio (here the
  * SDK's stdio client, standing in for the host), and mcp-remote does discovery, registration, the browser
  * authorization (answered by the scripted browser) and the Streamable HTTP session with the gateway. Then the
- * introspection route and the per-user grant route, each through a bridge of its own (the grant route's twice, as a
- * host restarts it after the person connected their account; mcp-remote keeps its tokens in its config dir).
+ * other route kinds, each through a bridge of its own (the per-user grant route's twice, as a host restarts it
+ * after the person connected their account; mcp-remote keeps its tokens in its config dir).
  */
 export const mcpRemote: ClientDriver = {
   client: 'mcp-remote (stdio bridge)',
@@ -74,17 +73,12 @@ export const mcpRemote: ClientDriver = {
     } finally {
       await calc.close();
     }
-    const introspected = await callThrough(context, context.opaqueUrl, 'opaque', 'add', { a: 2, b: 3 }).catch((error: unknown) => String(error));
-    return {
-      results,
-      routes: {
-        introspection: introspected === '5' ? pass() : fail(`add answered "${introspected.slice(0, 120)}"`),
-        'user-grant': await perUserGrant(
-          context.notesUrl,
-          () => callThrough(context, context.notesUrl, 'notes', 'list_notes', {}),
-          "link in mcp-remote's stderr log; the host sees only 'Connection closed'",
-        ),
-      },
-    };
+    // The per-user grant route's two bridges share a config dir (its tokens), as a host restarting it does.
+    const routes = await otherRouteKinds(
+      context,
+      (url, tool, args, session) => callThrough(context, url, session, tool, args),
+      "link in mcp-remote's stderr log; the host sees only 'Connection closed'",
+    );
+    return { results, routes };
   },
 };

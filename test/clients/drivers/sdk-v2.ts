@@ -1,8 +1,7 @@
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { HeadlessOAuthClientProvider } from '../../../examples/demo/headless-oauth-provider.js';
-import { packageVersion, type ClientDriver, type MatrixContext } from '../context.js';
-import { fail, pass, type Cell, type RouteKind } from '../matrix.js';
-import { perUserGrant } from './consent.js';
+import { packageVersion, type ClientDriver } from '../context.js';
+import { otherRouteKinds, type ToolCall } from './route-kinds.js';
 import { firstText } from './results.js';
 
 const PACKAGE = '@modelcontextprotocol/client';
@@ -51,24 +50,18 @@ export async function connectSdkV2(url: URL, provider: HeadlessOAuthClientProvid
   };
 }
 
-async function firstTextOf(url: URL, provider: HeadlessOAuthClientProvider, clientName: string, name: string, args: Record<string, number>): Promise<string> {
-  const { client } = await connectSdkV2(url, provider, clientName);
-  try {
-    return firstText(await client.callTool({ name, arguments: args })) ?? '';
-  } finally {
-    await client.close();
-  }
-}
-
-/** The introspection and per-user grant routes, each with a client of its own (no URL elicitation declared). */
-async function otherRoutes(context: MatrixContext, clientName: string): Promise<Partial<Record<RouteKind, Cell>>> {
-  const provider = () => new HeadlessOAuthClientProvider({ redirectUrl: REDIRECT_URL, clientName, refreshTokens: false });
-  const introspected = await firstTextOf(context.opaqueUrl, provider(), clientName, 'add', { a: 2, b: 3 }).catch((error: unknown) => String(error));
-  // One provider across both attempts: the person's client keeps its token while they connect their account.
-  const notesProvider = provider();
-  return {
-    introspection: introspected === '5' ? pass() : fail(`add answered "${introspected.slice(0, 120)}"`),
-    'user-grant': await perUserGrant(context.notesUrl, () => firstTextOf(context.notesUrl, notesProvider, clientName, 'list_notes', {})),
+/** Tool calls of the SDK v2 client, one provider per session name: a fresh OAuth client per route, as a user adds one. */
+function sdkV2ToolCall(clientName: string): ToolCall {
+  const providers = new Map<string, HeadlessOAuthClientProvider>();
+  return async (url, tool, args, name) => {
+    const provider = providers.get(name) ?? new HeadlessOAuthClientProvider({ redirectUrl: REDIRECT_URL, clientName, refreshTokens: false });
+    providers.set(name, provider);
+    const { client } = await connectSdkV2(url, provider, clientName);
+    try {
+      return firstText(await client.callTool({ name: tool, arguments: args })) ?? '';
+    } finally {
+      await client.close();
+    }
   };
 }
 
@@ -94,7 +87,7 @@ function sdkV2Client(clientName: string, refreshTokens: boolean): ClientDriver {
         const added = firstText(await call('add', { a: 2, b: 3 })) === '5';
         const multiplied = await multiply();
         notes.push(`spoke MCP ${connection.client.getNegotiatedProtocolVersion() ?? 'unknown'} after server/discover`);
-        return { results: { added, multiplied }, notes, routes: refreshTokens ? {} : await otherRoutes(context, clientName) };
+        return { results: { added, multiplied }, notes, routes: await otherRouteKinds(context, sdkV2ToolCall(clientName)) };
       } finally {
         await connection.client.close();
       }

@@ -1,8 +1,7 @@
 import { HeadlessOAuthClientProvider } from '../../../examples/demo/headless-oauth-provider.js';
 import { connectWithOAuth } from '../../../examples/demo/oauth-session.js';
 import { packageVersion, type ClientDriver, type MatrixContext } from '../context.js';
-import { pass, fail, type Cell, type RouteKind } from '../matrix.js';
-import { perUserGrant } from './consent.js';
+import { otherRouteKinds, type ToolCall } from './route-kinds.js';
 import { firstText } from './results.js';
 
 const REDIRECT_URL = 'http://127.0.0.1/matrix/callback';
@@ -12,37 +11,22 @@ const REDIRECT_URL = 'http://127.0.0.1/matrix/callback';
  * client's), which answers a 403 insufficient_scope itself: with a refresh token it refreshes, without one it
  * authorizes again for the challenged scope.
  */
-/** One tool call on a fresh client of `url` (OAuth at the demo's authorization server), its first text. */
-async function callOnce(url: URL, client: string, name: string, args: Record<string, number>): Promise<string> {
-  const provider = new HeadlessOAuthClientProvider({ redirectUrl: REDIRECT_URL, clientName: client, refreshTokens: false });
-  const session = await connectWithOAuth(url, provider);
-  try {
-    return firstText(await session.client.callTool({ name, arguments: args })) ?? '';
-  } finally {
-    await session.close();
-  }
-}
-
-/** The introspection and per-user grant routes, each with a client of its own (no URL elicitation declared). */
-async function otherRoutes(context: MatrixContext, client: string): Promise<Partial<Record<RouteKind, Cell>>> {
-  const introspected = await callOnce(context.opaqueUrl, client, 'add', { a: 2, b: 3 }).catch((error: unknown) => String(error));
-  // One provider across both attempts: the person's client keeps its token while they connect their account.
-  const provider = new HeadlessOAuthClientProvider({ redirectUrl: REDIRECT_URL, clientName: client, refreshTokens: false });
-  const listNotes = async () => {
-    const session = await connectWithOAuth(context.notesUrl, provider);
+/** Tool calls of the SDK client, one provider per session name: a fresh OAuth client per route, as a user adds one. */
+function sdkToolCall(client: string): ToolCall {
+  const providers = new Map<string, HeadlessOAuthClientProvider>();
+  return async (url, tool, args, name) => {
+    const provider = providers.get(name) ?? new HeadlessOAuthClientProvider({ redirectUrl: REDIRECT_URL, clientName: client, refreshTokens: false });
+    providers.set(name, provider);
+    const session = await connectWithOAuth(url, provider);
     try {
-      return firstText(await session.client.callTool({ name: 'list_notes', arguments: {} })) ?? '';
+      return firstText(await session.client.callTool({ name: tool, arguments: args })) ?? '';
     } finally {
       await session.close();
     }
   };
-  return {
-    introspection: introspected === '5' ? pass() : fail(`add answered "${introspected.slice(0, 120)}"`),
-    'user-grant': await perUserGrant(context.notesUrl, listNotes),
-  };
 }
 
-function sdkClient(client: string, options: { refreshTokens: boolean; route: (context: MatrixContext) => URL; allRoutes?: boolean }): ClientDriver {
+function sdkClient(client: string, options: { refreshTokens: boolean; route: (context: MatrixContext) => URL }): ClientDriver {
   return {
     client,
     version: () => packageVersion('@modelcontextprotocol/sdk'),
@@ -67,7 +51,7 @@ function sdkClient(client: string, options: { refreshTokens: boolean; route: (co
       } finally {
         await session.close();
       }
-      return options.allRoutes === true ? { ...outcome, routes: await otherRoutes(context, client) } : outcome;
+      return options.route(context) === context.calcUrl ? { ...outcome, routes: await otherRouteKinds(context, sdkToolCall(client)) } : outcome;
     },
   };
 }
@@ -75,7 +59,6 @@ function sdkClient(client: string, options: { refreshTokens: boolean; route: (co
 export const sdkWithoutRefreshTokens = sdkClient('official TypeScript SDK client, no refresh token', {
   refreshTokens: false,
   route: (context) => context.calcUrl,
-  allRoutes: true,
 });
 
 export const sdkWithRefreshTokens = sdkClient('official TypeScript SDK client, refresh token', {
