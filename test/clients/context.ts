@@ -25,6 +25,11 @@ export interface MatrixContext {
   newPage(): Promise<Page>;
   /** e.g. `Chromium 156`. */
   readonly chromium: string;
+  /**
+   * Called once the client's main run (its row's cells) is over, before it tries the other route kinds: the row is
+   * judged on what was observed until then only, so another route's authorization cannot pass a cell for it.
+   */
+  endOfMainRun(): void;
 }
 
 export interface DriverOutcome {

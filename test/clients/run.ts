@@ -106,6 +106,10 @@ async function main(): Promise<number> {
   try {
     pages = await launchChromium();
     const browser = pages;
+    /** Where the running client's main run ended in the observations (see MatrixContext.endOfMainRun). */
+    let mainRunEnd: { readonly exchanges: number; readonly log: number } | undefined;
+    // Read through a function: the compiler cannot see the driver set it meanwhile.
+    const endOfMainRun = () => mainRunEnd;
     const context: MatrixContext = {
       calcUrl: new URL(`${stack.gatewayUrl}/calc/mcp`),
       upfrontUrl: new URL(`${stack.gatewayUrl}/calc-upfront/mcp`),
@@ -114,6 +118,9 @@ async function main(): Promise<number> {
       runDir,
       newPage: () => browser.newPage(),
       chromium: `Chromium ${browser.version.split('.', 1)[0] ?? ''}`,
+      endOfMainRun: () => {
+        mainRunEnd ??= { exchanges: observer.exchanges().length, log: logLines.length };
+      },
     };
     process.stdout.write(`clients against ${stack.gatewayUrl} (demo stack), logs in ${runDir}\n`);
     const markUnfinished = (driver: ClientDriver): void => {
@@ -122,6 +129,7 @@ async function main(): Promise<number> {
     };
     for (const driver of DRIVERS) {
       const [exchangesBefore, logBefore, clientStarted] = [observer.exchanges().length, logLines.length, Date.now()];
+      mainRunEnd = undefined;
       const budget = clientBudget(driver.timeoutMs, deadline, clientStarted);
       if (budget.ms === 0) {
         markUnfinished(driver);
@@ -141,8 +149,8 @@ async function main(): Promise<number> {
         await browser.closePages();
       }
       const evidence = {
-        exchanges: observer.exchanges().slice(exchangesBefore),
-        audit: auditLines(logLines.slice(logBefore)),
+        exchanges: observer.exchanges().slice(exchangesBefore, endOfMainRun()?.exchanges),
+        audit: auditLines(logLines.slice(logBefore, endOfMainRun()?.log)),
         results: outcome.results,
       };
       // What each cell was judged on, for reading after a surprising result (no codes or tokens: see observer.ts).

@@ -54,6 +54,7 @@ const reason = (error: unknown) => (error instanceof Error ? error.message : Str
 
 /** The demo's route kinds other than the JWT route of the main run: introspection, upfront_scopes, the per-user grant. */
 export async function otherRouteKinds(context: MatrixContext, call: ToolCall, linkShownAs = 'link in the error text'): Promise<Partial<Record<RouteKind, Cell>>> {
+  context.endOfMainRun();
   const introspected = await call(context.opaqueUrl, 'add', { a: 2, b: 3 }, 'opaque').catch(reason);
   const upfront = await call(context.upfrontUrl, 'multiply', { x: 6, y: 7 }, 'upfront').catch(reason);
   return {
