@@ -86,7 +86,8 @@ const ROUTE_KINDS_HEADER = `## Route kinds
 Each route kind of the demo a client was run on, from the same run: **pass** means its tool calls answered through
 that route (on \`/calc\`: \`add\`; on \`/notes\`, the per-user grant: the client was given the consent link in a form
 it shows, the link was followed and allowed, and \`list_notes\` then answered). *not run*: the driver does not
-exercise that route yet. Clients speaking MCP 2026-07-28 send \`server/discover\` first on every route.
+exercise that route yet. Clients speaking MCP 2026-07-28 send \`server/discover\` first on every route. The demo has
+no route behind the gateway's own authorization server yet, so that kind is not in this table.
 `;
 
 /** docs/compatibility.md for these rows. Deterministic: the same results give the same bytes. */
