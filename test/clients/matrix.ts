@@ -87,7 +87,8 @@ Each route kind of the demo a client was run on, from the same run: **pass** mea
 that route (on \`/calc\`: \`add\`; on \`/notes\`, the per-user grant: the client was given the consent link in a form
 it shows, the link was followed and allowed, and \`list_notes\` then answered). *not run*: the driver does not
 exercise that route yet. Clients speaking MCP 2026-07-28 send \`server/discover\` first on every route. The demo has
-no route behind the gateway's own authorization server yet, so that kind is not in this table.
+no route behind the gateway's own authorization server yet, so that kind is not in this table. As above, the run
+fails when a cell that passes here stops passing (or is no longer run).
 `;
 
 /** docs/compatibility.md for these rows. Deterministic: the same results give the same bytes. */
@@ -120,40 +121,60 @@ function renderRouteKinds(rows: readonly Row[]): string {
   return `${ROUTE_KINDS_HEADER}\n${lines.join('\n')}\n`;
 }
 
-/** The verdicts of a rendered matrix, by client and column; rows or cells it cannot read are left out. */
-export function parseCompatibility(markdown: string): Map<string, Map<Column, Verdict>> {
-  const result = new Map<string, Map<Column, Verdict>>();
+/** A cell of either table: a column of the first, or `route <kind>` of the route-kinds table. */
+export type CellKey = Column | `route ${RouteKind}`;
+
+function verdictOf(text: string | undefined): Verdict | undefined {
+  const verdict = text?.split(' ', 1)[0];
+  return verdict === 'pass' || verdict === 'fail' || verdict === 'n.a.' ? verdict : undefined;
+}
+
+/**
+ * The verdicts of a rendered matrix, by client and cell, from both tables; rows or cells it cannot read, and route
+ * kinds not run, are left out.
+ */
+export function parseCompatibility(markdown: string): Map<string, Map<CellKey, Verdict>> {
+  const result = new Map<string, Map<CellKey, Verdict>>();
   for (const line of markdown.split('\n')) {
     if (!line.startsWith('| ') || line.startsWith('| Client |')) continue;
     const cells = line
       .slice(2, -2)
       .split(/(?<!\\) \| /)
       .map((cell) => cell.replaceAll('\\|', '|'));
-    if (cells.length !== COLUMNS.length + 2) continue;
-    const [client = '', , ...verdicts] = cells;
-    const byColumn = new Map<Column, Verdict>();
-    COLUMNS.forEach((column, index) => {
-      const verdict = verdicts[index]?.split(' ', 1)[0];
-      if (verdict === 'pass' || verdict === 'fail' || verdict === 'n.a.') byColumn.set(column, verdict);
+    // The tables differ in width: client, version and the columns; client and the route kinds.
+    const [client = ''] = cells;
+    const keys: readonly CellKey[] | undefined =
+      cells.length === COLUMNS.length + 2 ? COLUMNS : cells.length === ROUTE_KINDS.length + 1 ? ROUTE_KINDS.map((kind) => `route ${kind}` as const) : undefined;
+    if (keys === undefined) continue;
+    const verdicts = cells.slice(cells.length - keys.length);
+    const byKey = result.get(client) ?? new Map<CellKey, Verdict>();
+    keys.forEach((key, index) => {
+      const verdict = verdictOf(verdicts[index]);
+      if (verdict !== undefined) byKey.set(key, verdict);
     });
-    result.set(client, byColumn);
+    result.set(client, byKey);
   }
   return result;
+}
+
+function cellOf(row: Row | undefined, key: CellKey): Cell | undefined {
+  if (row === undefined) return undefined;
+  return key.startsWith('route ') ? row.routes?.[key.slice('route '.length) as RouteKind] : row.cells[key as Column];
 }
 
 /** Worse is lower. n.a. ranks above fail: an upfront_scopes row's proof is its n.a. step-up ("scope held from the start"). */
 const RANK: Readonly<Record<Verdict, number>> = { pass: 2, 'n.a.': 1, fail: 0 };
 
 /**
- * Every cell that is worse now than in `previous`: a pass that no longer passes, an n.a. that fails (a client that
- * vanished counts as failing every cell).
+ * Every cell of either table that is worse now than in `previous`: a pass that no longer passes, an n.a. that fails
+ * (a client that vanished, or a route kind no longer run, counts as failing).
  */
-export function regressions(previous: ReadonlyMap<string, ReadonlyMap<Column, Verdict>>, rows: readonly Row[]): string[] {
+export function regressions(previous: ReadonlyMap<string, ReadonlyMap<CellKey, Verdict>>, rows: readonly Row[]): string[] {
   const current = new Map(rows.map((row) => [row.client, row]));
   const found: string[] = [];
   for (const [client, verdicts] of previous) {
     for (const [column, verdict] of verdicts) {
-      const now = current.get(client)?.cells[column];
+      const now = cellOf(current.get(client), column);
       if (RANK[now?.verdict ?? 'fail'] >= RANK[verdict]) continue;
       const before = verdict === 'pass' ? 'passed' : `was ${verdict}`;
       found.push(`${client}: ${column} ${before} before, now ${now === undefined ? 'missing' : cellText(now)}`);
