@@ -2,6 +2,8 @@
 export interface AuthorizationResponse {
   readonly code: string;
   readonly state: string | undefined;
+  /** The issuer the authorization server named (RFC 9207), for clients that check it themselves. */
+  readonly iss: string | undefined;
 }
 
 /** Redirects followed before giving up: the dev server needs about four (auth → interaction → auth → callback). */
@@ -39,7 +41,7 @@ function readAuthorizationResponse(location: URL): AuthorizationResponse {
   if (error !== null) throw new Error(`authorization refused: ${error}`);
   const code = searchParams.get('code');
   if (code === null || code === '') throw new Error('authorization response carries no code');
-  return { code, state: searchParams.get('state') ?? undefined };
+  return { code, state: searchParams.get('state') ?? undefined, iss: searchParams.get('iss') ?? undefined };
 }
 
 /**

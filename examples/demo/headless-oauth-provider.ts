@@ -58,6 +58,7 @@ export class HeadlessOAuthClientProvider implements OAuthClientProvider {
   #discovery: OAuthDiscoveryState | undefined;
   #state: string | undefined;
   #code: string | undefined;
+  #iss: string | undefined;
 
   constructor(options: HeadlessOAuthOptions) {
     this.#options = options;
@@ -145,6 +146,7 @@ export class HeadlessOAuthClientProvider implements OAuthClientProvider {
       throw new Error('authorization response state does not match the request');
     }
     this.#code = response.code;
+    this.#iss = response.iss;
     this.#options.onEvent?.({ kind: 'authorization_response' });
   }
 
@@ -154,5 +156,15 @@ export class HeadlessOAuthClientProvider implements OAuthClientProvider {
     this.#code = undefined;
     if (code === undefined) throw new Error('no authorization code: the authorization did not complete');
     return code;
+  }
+
+  /**
+   * The last authorization response as its callback URL's query (`code`, and `iss` when the server sent it), once:
+   * for clients that check RFC 9207 `iss` in `finishAuth` (SDK 2).
+   */
+  takeCallbackParams(): URLSearchParams {
+    const iss = this.#iss;
+    this.#iss = undefined;
+    return new URLSearchParams({ code: this.takeAuthorizationCode(), ...(iss === undefined ? {} : { iss }) });
   }
 }

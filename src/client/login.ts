@@ -3,7 +3,7 @@ import { addressPolicy } from './address-policy.js';
 import { Authorizer, type LoginOptions } from './authorizer.js';
 import { LoginError } from './login-error.js';
 import { startRedirectListener } from './loopback-redirect.js';
-import { McpSession } from './mcp-session.js';
+import { McpSession, type ToolResult } from './mcp-session.js';
 import { recordingFetch } from './recording-fetch.js';
 import { printable } from './report.js';
 import type { StoredToken } from './token-store.js';
@@ -15,6 +15,16 @@ function consentLinks(error: unknown): { readonly url: string; readonly message:
   // The link in its parsed form (no line breaks or spaces), the message without control characters: both come from
   // the server and go to the terminal.
   return error.elicitations.filter((elicitation) => URL.canParse(elicitation.url)).map(({ url, message }) => ({ url: new URL(url).href, message: printable(message) }));
+}
+
+/** Longest tool error text printed: enough for a sentence and a link. */
+const TOOL_ERROR_TEXT_MAX = 500;
+
+/** The text a tool reported its error with (a gateway without the user's grant puts its consent link there). */
+function toolErrorText(result: ToolResult): string {
+  const content = Array.isArray(result.content) ? (result.content as unknown[]) : [];
+  const texts = content.flatMap((item) => (typeof item === 'object' && item !== null && 'text' in item && typeof item.text === 'string' ? [item.text] : []));
+  return printable(texts.join(' ').slice(0, TOOL_ERROR_TEXT_MAX));
 }
 
 function failure(operation: string, error: unknown, log: (line: string) => void): LoginError {
@@ -73,7 +83,8 @@ export async function login(options: LoginOptions): Promise<StoredToken> {
     const tool = options.callTool;
     if (tool !== undefined) {
       const result = await run(`tools/call ${tool.name}`, () => session.callTool(tool.name, tool.arguments));
-      log(`tools/call ${tool.name}: ${result.isError === true ? 'the tool reported an error' : 'ok'}`);
+      const outcome = result.isError === true ? ['the tool reported an error', toolErrorText(result)].filter((part) => part !== '').join(': ') : 'ok';
+      log(`tools/call ${tool.name}: ${outcome}`);
     }
     const token = authorizer.stored();
     if (token === undefined) throw new LoginError(`${url.href} did not ask for authorization: there is no token to obtain`);

@@ -15,6 +15,14 @@ export interface RefusedRequest {
 }
 
 const CLIENT_INFO = { name: 'mcp-auth-gateway-login', version: '1' };
+/** URL elicitation declared: a server that needs the user somewhere else says where (printed, never opened). */
+const CAPABILITIES = { elicitation: { url: {} } };
+
+/** A tool's answer, as far as `login` reports it. */
+export interface ToolResult {
+  readonly isError?: boolean;
+  readonly content?: unknown;
+}
 
 /** A resource that takes only DPoP-bound tokens challenges with `DPoP` alone (RFC 9449 §7.1). */
 function dpopChallenge(challenges: readonly Challenge[]): Challenge | undefined {
@@ -103,7 +111,7 @@ export class McpSession {
       return;
     }
     const transport = new StreamableHTTPClientTransport(this.#url, { fetch: this.#fetch });
-    const client = new Client(CLIENT_INFO);
+    const client = new Client(CLIENT_INFO, { capabilities: CAPABILITIES });
     // Errors on the optional GET stream surface here; operations report their own failures.
     client.onerror = () => undefined;
     await client.connect(transport);
@@ -129,10 +137,10 @@ export class McpSession {
     return (await connection.client.listTools()).tools;
   }
 
-  async callTool(name: string, args: Record<string, unknown>): Promise<{ isError?: boolean }> {
+  async callTool(name: string, args: Record<string, unknown>): Promise<ToolResult> {
     const connection = this.#connected();
     if (connection.wire === 'modern') return connection.client.callTool(name, args);
-    return (await connection.client.callTool({ name, arguments: args })) as { isError?: boolean };
+    return (await connection.client.callTool({ name, arguments: args })) as ToolResult;
   }
 
   /** Ends the MCP session (DELETE, when a 2025-11-25 server gave one) and the transport. */

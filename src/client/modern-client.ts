@@ -202,7 +202,7 @@ export class ModernClient {
   }
 
   /** `tools/call`, its annotated arguments mirrored into `Mcp-Param-*` headers. */
-  async callTool(name: string, args: Record<string, unknown>): Promise<{ isError?: boolean }> {
+  async callTool(name: string, args: Record<string, unknown>): Promise<{ isError?: boolean; content?: unknown }> {
     const headers = toolParamHeaders(this.#schemas.get(name), args);
     return this.#request('tools/call', { name, arguments: args }, headers);
   }

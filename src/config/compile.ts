@@ -20,7 +20,7 @@ import type { CompiledConfig } from './types.js';
 export { broadestScopes, impliedScopes } from './sections/routes/policy.js';
 export { WELL_KNOWN_PRM, metadataPathOf } from './sections/routes/route.js';
 
-export type CompileResult = { config: CompiledConfig } | { problems: ConfigProblem[] };
+export type CompileResult = { config: CompiledConfig } | { problems: ConfigProblem[]; warnings: string[] };
 
 /**
  * Runs each section's compile step and the checks across sections (cross-section.ts), then builds the frozen
@@ -49,7 +49,9 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
     ...authorizationServerProblems(raw.authorization_server, raw.public_url),
     ...authorizationServerRouteProblems(raw),
   ];
-  if (problems.length > 0) return { problems };
+  const warnings = [...crossSectionWarnings(raw, referencedPaths), ...routeTable.warnings];
+  // Warnings beside the problems: a user fixing the file sees everything check-config found in one pass.
+  if (problems.length > 0) return { problems, warnings };
 
   const config: CompiledConfig = {
     listen: compileListen(raw.listen),
@@ -65,7 +67,7 @@ export function compileConfig(raw: RawConfig, referencedPaths: ReadonlySet<strin
     signingKey: optionalSecret(raw.signing_key),
     ...compileLog(raw.log),
     telemetry: compileTelemetry(raw.telemetry),
-    warnings: [...crossSectionWarnings(raw, referencedPaths), ...routeTable.warnings],
+    warnings,
   };
   return { config: deepFreeze(config) };
 }

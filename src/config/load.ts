@@ -12,7 +12,8 @@ import type { CompiledConfig } from './types.js';
 
 export type { ConfigProblem } from './problem.js';
 
-export type ConfigResult = { ok: true; config: CompiledConfig } | { ok: false; problems: ConfigProblem[] };
+/** A failed result carries the warnings found too, when the file got far enough to have them checked. */
+export type ConfigResult = { ok: true; config: CompiledConfig } | { ok: false; problems: ConfigProblem[]; warnings?: readonly string[] };
 
 export interface ParseOptions {
   /** Source of `${env:NAME}` references. Default: `process.env`. */
@@ -50,10 +51,16 @@ export function parseConfig(text: string, options: ParseOptions = {}): ConfigRes
   const notAtRefs = (problems: ConfigProblem[]) => problems.filter((problem) => !refPaths.has(problem.path));
 
   const parsed = configSchema.safeParse(refs.value, { error: requiredMessage });
-  if (!parsed.success) return fail([...refs.problems, ...notAtRefs(zodProblems(parsed.error.issues))]);
+  if (!parsed.success) {
+    const schemaProblems = zodProblems(parsed.error.issues);
+    const semantic = checksBesideSchemaProblems(refs.value, parsed.error.issues, refs.referencedPaths);
+    const known = new Set(schemaProblems.map((problem) => problem.path));
+    const more = semantic.problems.filter((problem) => !known.has(problem.path));
+    return fail([...refs.problems, ...notAtRefs([...schemaProblems, ...more])], semantic.warnings);
+  }
   const compiled = compileConfig(parsed.data, refs.referencedPaths);
-  if ('problems' in compiled) return fail([...refs.problems, ...notAtRefs(compiled.problems)]);
-  if (refs.problems.length > 0) return fail([...refs.problems]);
+  if ('problems' in compiled) return fail([...refs.problems, ...notAtRefs(compiled.problems)], compiled.warnings);
+  if (refs.problems.length > 0) return fail([...refs.problems], compiled.config.warnings);
   return { ok: true, config: compiled.config };
 }
 
@@ -70,8 +77,47 @@ export async function loadConfigFile(
   return parseConfig(text, { ...options, source: path });
 }
 
-function fail(problems: ConfigProblem[]): ConfigResult {
-  return { ok: false, problems };
+const ROUTE_INDEX = /routes\.(\d+)/g;
+
+/**
+ * The cross-key checks, in the same pass as the schema problems, where they can run: when every schema problem is
+ * inside `routes[i]`, the other routes still form a valid document; its problems are reported with their indexes
+ * in the file. Anything else (a broken top-level section) leaves them for the next run.
+ */
+function checksBesideSchemaProblems(
+  tree: unknown,
+  issues: readonly z.core.$ZodIssue[],
+  referencedPaths: ReadonlySet<string>,
+): { problems: ConfigProblem[]; warnings: readonly string[] } {
+  const none = { problems: [], warnings: [] };
+  const broken = new Set<number>();
+  for (const issue of issues) {
+    const [section, index] = issue.path;
+    if (section !== 'routes' || typeof index !== 'number') return none;
+    broken.add(index);
+  }
+  if (typeof tree !== 'object' || tree === null || !Array.isArray((tree as { routes?: unknown }).routes)) return none;
+  const routes = (tree as { routes: unknown[] }).routes;
+  const kept = routes.map((_route, index) => index).filter((index) => !broken.has(index));
+  const rest = configSchema.safeParse({ ...tree, routes: kept.map((index) => routes[index]) }, { error: requiredMessage });
+  if (!rest.success) return none;
+  // Secret references move with their routes into the shortened list, and back out with the results.
+  const position = new Map(kept.map((index, at) => [index, at]));
+  const shortened = [...referencedPaths].flatMap((path) => {
+    const match = /^routes\.(\d+)(\..*)?$/.exec(path);
+    if (!match) return [path];
+    const at = position.get(Number(match[1]));
+    return at === undefined ? [] : [`routes.${at}${match[2] ?? ''}`];
+  });
+  const compiled = compileConfig(rest.data, new Set(shortened));
+  const inFile = (text: string) => text.replace(ROUTE_INDEX, (_match, index: string) => `routes.${kept[Number(index)] ?? index}`);
+  const problems = 'problems' in compiled ? compiled.problems.map((problem) => ({ path: inFile(problem.path), message: inFile(problem.message) })) : [];
+  const warnings = ('problems' in compiled ? compiled.warnings : compiled.config.warnings).map(inFile);
+  return { problems, warnings };
+}
+
+function fail(problems: ConfigProblem[], warnings: readonly string[] = []): ConfigResult {
+  return warnings.length === 0 ? { ok: false, problems } : { ok: false, problems, warnings };
 }
 
 /** Missing required keys read better as "is required" than as a type mismatch against `undefined`. */

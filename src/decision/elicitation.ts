@@ -1,21 +1,27 @@
 import type { JsonRpcMessageFacts } from '../policy/jsonrpc.js';
 
 /**
- * How a request that needs the user's consent first is answered, by the protocol revision it speaks:
+ * How a request that needs the user's consent first is answered, so that the link reaches the person whatever the
+ * client:
  *
- * - MCP 2025-11-25 answers a request with the JSON-RPC error -32042 `URLElicitationRequiredError` (HTTP 200, so
- *   SDK clients read it as a JSON-RPC error rather than a transport failure); what has no JSON-RPC answer
- *   (a notification, a GET stream, a DELETE) gets the same error with id null and HTTP 403.
- * - MCP 2026-07-28 forbids -32042: `tools/call`, `prompts/get` and `resources/read` get an `InputRequiredResult`
- *   holding an `elicitation/create` URL request (multi round-trip requests), when the client declared URL
- *   elicitation; without that capability, `MissingRequiredClientCapability` (-32021, HTTP 400); every other
- *   request, which may not carry an `InputRequiredResult`, a 403 without a link.
+ * - A client that declared URL elicitation gets it in its revision's form: MCP 2025-11-25 declares capabilities in
+ *   `initialize` only, whose answer is the JSON-RPC error -32042 `URLElicitationRequiredError` (HTTP 200, so SDK
+ *   clients read it as a JSON-RPC error rather than a transport failure); MCP 2026-07-28 declares them on every
+ *   request, and `tools/call`, `prompts/get` and `resources/read` get an `InputRequiredResult` holding an
+ *   `elicitation/create` URL request (multi round-trip requests; -32042 is gone).
+ * - Every other `tools/call` gets a tool result with `isError: true` whose text holds the link: agents show tool
+ *   errors to the person, and a 2025-11-25 request inside a session cannot tell what its `initialize` declared.
+ * - Every other request with an id gets a JSON-RPC error whose message holds the link (HTTP 200): `initialize`,
+ *   `server/discover` and the lists, which clients show when connecting fails.
+ * - What has no JSON-RPC answer (a notification, a GET stream, a DELETE) gets HTTP 403: for 2025-11-25 the -32042
+ *   error with id null, for 2026-07-28 without a link.
  */
 export type ElicitationAnswer =
   | 'url_elicitation_error'
   | 'url_elicitation_refusal'
   | 'input_required'
-  | 'missing_capability'
+  | 'tool_error'
+  | 'link_error'
   | 'not_connected';
 
 /** The request facts the answer depends on. */
@@ -25,7 +31,7 @@ export interface ElicitationRequest {
   readonly protocolVersion: string | undefined;
   /** The POST body's message, when there is one. */
   readonly message: JsonRpcMessageFacts | undefined;
-  /** The POST body itself: 2026-07-28 requests declare their client capabilities in `params._meta`. */
+  /** The POST body itself: where the client declares its capabilities (`initialize`, or 2026-07-28 `params._meta`). */
   readonly body: Buffer | undefined;
 }
 
@@ -34,7 +40,9 @@ const MRTR_REVISION = '2026-07-28';
 const REVISION_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 /** Requests that may be answered with an InputRequiredResult (2026-07-28, basic/patterns/mrtr "Supported Requests"). */
 const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
-const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
+/** Where a request declares the client's capabilities: 2026-07-28 in every request's `_meta`, before in `initialize`. */
+const CLIENT_CAPABILITIES_IN_META = ['params', '_meta', 'io.modelcontextprotocol/clientCapabilities'] as const;
+const CLIENT_CAPABILITIES_IN_INITIALIZE = ['params', 'capabilities'] as const;
 
 export function speaksMultiRoundTrip(protocolVersion: string | undefined): boolean {
   return protocolVersion !== undefined && REVISION_PATTERN.test(protocolVersion) && protocolVersion >= MRTR_REVISION;
@@ -42,15 +50,18 @@ export function speaksMultiRoundTrip(protocolVersion: string | undefined): boole
 
 export function elicitationAnswer(request: ElicitationRequest): ElicitationAnswer {
   const { message } = request;
+  const multiRoundTrip = speaksMultiRoundTrip(request.protocolVersion);
   const answerable = request.httpMethod === 'POST' && message?.method !== undefined && message.id !== undefined;
-  if (!speaksMultiRoundTrip(request.protocolVersion)) return answerable ? 'url_elicitation_error' : 'url_elicitation_refusal';
-  if (!answerable || !INPUT_REQUIRED_METHODS.has(message.method ?? '')) return 'not_connected';
-  return declaresUrlElicitation(request.body) ? 'input_required' : 'missing_capability';
+  if (!answerable) return multiRoundTrip ? 'not_connected' : 'url_elicitation_refusal';
+  const method = message.method ?? '';
+  if (multiRoundTrip && INPUT_REQUIRED_METHODS.has(method) && declaresUrlElicitation(request.body, CLIENT_CAPABILITIES_IN_META)) return 'input_required';
+  if (!multiRoundTrip && method === 'initialize' && declaresUrlElicitation(request.body, CLIENT_CAPABILITIES_IN_INITIALIZE)) return 'url_elicitation_error';
+  return method === 'tools/call' ? 'tool_error' : 'link_error';
 }
 
 /** Whether the answer hands the client a consent link (only those make the gateway issue one). */
 export function carriesLink(answer: ElicitationAnswer): boolean {
-  return answer === 'url_elicitation_error' || answer === 'url_elicitation_refusal' || answer === 'input_required';
+  return answer !== 'not_connected';
 }
 
 function objectAt(value: unknown, key: string): Record<string, unknown> | undefined {
@@ -59,8 +70,8 @@ function objectAt(value: unknown, key: string): Record<string, unknown> | undefi
   return typeof inner === 'object' && inner !== null && !Array.isArray(inner) ? (inner as Record<string, unknown>) : undefined;
 }
 
-/** `params._meta["io.modelcontextprotocol/clientCapabilities"].elicitation.url` is an object. */
-function declaresUrlElicitation(body: Buffer | undefined): boolean {
+/** The client capabilities at `path` declare URL elicitation: their `elicitation.url` is an object. */
+function declaresUrlElicitation(body: Buffer | undefined, path: readonly string[]): boolean {
   if (body === undefined) return false;
   let message: unknown;
   try {
@@ -68,6 +79,5 @@ function declaresUrlElicitation(body: Buffer | undefined): boolean {
   } catch {
     return false;
   }
-  const capabilities = objectAt(objectAt(objectAt(message, 'params'), '_meta'), CLIENT_CAPABILITIES_META);
-  return objectAt(objectAt(capabilities, 'elicitation'), 'url') !== undefined;
+  return [...path, 'elicitation', 'url'].reduce<unknown>((value, key) => objectAt(value, key), message) !== undefined;
 }

@@ -35,8 +35,6 @@ const JSONRPC_CODES = {
   headerMismatch: -32020,
   /** MCP 2025-11-25 URLElicitationRequiredError (2026-07-28 forbids it). */
   urlElicitationRequired: -32042,
-  /** MCP 2026-07-28 MissingRequiredClientCapability. */
-  missingRequiredClientCapability: -32021,
 } as const;
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' } as const;
@@ -155,36 +153,41 @@ const TABLE: Readonly<Record<RefusalCode, Row>> = {
 
 const ELICITATION_DESCRIPTION = 'This request requires connecting your account at the upstream service';
 
+/** The text that hands a person the link where the client shows only text (a tool error, an error message). */
+function connectText(message: string, url: string): string {
+  return `${message.replace(/[\s.!]+$/, '')}: open ${url} in a browser to connect your account, then try again.`;
+}
+
 /**
- * The URL elicitation of a consent link (user_oauth) in the form the request's revision prescribes
- * (elicitation.ts): 2025-11-25 `URLElicitationRequiredError`, 2026-07-28 `InputRequiredResult` or
- * `MissingRequiredClientCapability`, or a 403 where neither revision lets the answer carry a link.
+ * The consent link (user_oauth) in the form the request allows (elicitation.ts): a URL elicitation
+ * (2025-11-25 `URLElicitationRequiredError`, 2026-07-28 `InputRequiredResult`) to a client that declared it, the
+ * link in a tool error's or an error's text to every other, and a 403 where no answer can carry one.
  */
 function elicitationResponse(elicitation: UrlElicitation | undefined, jsonRpcId: string | number | null): ErrorResponse {
   const { answer, link, message } = elicitation ?? { answer: 'not_connected', message: ELICITATION_DESCRIPTION };
   // Answers that hand out a link are built only with one; without, the request is refused like any other.
   const linkless = { statusCode: 403, headers: NO_STORE_JSON, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.invalidRequest, message) };
+  if (!link || answer === 'not_connected') return linkless;
+  const text = connectText(message, link.url);
   switch (answer) {
     case 'url_elicitation_error':
     case 'url_elicitation_refusal': {
-      if (!link) return linkless;
       const data = { elicitations: [{ mode: 'url', elicitationId: link.elicitationId, url: link.url, message }] };
       const [status, id] = answer === 'url_elicitation_error' ? [200, jsonRpcId] : [403, null];
-      return { statusCode: status, headers: NO_STORE_JSON, body: jsonRpcError(id, JSONRPC_CODES.urlElicitationRequired, ELICITATION_DESCRIPTION, data) };
+      return { statusCode: status, headers: NO_STORE_JSON, body: jsonRpcError(id, JSONRPC_CODES.urlElicitationRequired, text, data) };
     }
     case 'input_required': {
-      if (!link) return linkless;
       const inputRequests = { [link.elicitationId]: { method: 'elicitation/create', params: { mode: 'url', message, url: link.url } } };
       const body = JSON.stringify({ jsonrpc: '2.0', id: jsonRpcId, result: { resultType: 'input_required', inputRequests } });
       return { statusCode: 200, headers: NO_STORE_JSON, body };
     }
-    case 'missing_capability': {
-      const data = { requiredCapabilities: { elicitation: { url: {} } } };
-      const body = jsonRpcError(jsonRpcId, JSONRPC_CODES.missingRequiredClientCapability, 'Client must support URL elicitation', data);
-      return { statusCode: 400, headers: NO_STORE_JSON, body };
+    case 'tool_error': {
+      // A tool result, not a protocol error (MCP tools "Error Handling"): the model and the person read its text.
+      const body = JSON.stringify({ jsonrpc: '2.0', id: jsonRpcId, result: { content: [{ type: 'text', text }], isError: true } });
+      return { statusCode: 200, headers: NO_STORE_JSON, body };
     }
-    case 'not_connected':
-      return linkless;
+    case 'link_error':
+      return { statusCode: 200, headers: NO_STORE_JSON, body: jsonRpcError(jsonRpcId, JSONRPC_CODES.invalidRequest, text) };
   }
 }
 

@@ -114,4 +114,5 @@ export function registerConsentRoutes(app: FastifyInstance, options: ConsentRout
   route('GET', CONSENT_PATHS.callback, 'callback');
   route('GET', CONSENT_PATHS.grants, 'grants');
   route('POST', CONSENT_PATHS.revoke, 'revoke');
+  route('POST', CONSENT_PATHS.connectRoute, 'connectRoute');
 }

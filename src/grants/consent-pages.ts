@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { CompiledRoute } from '../config/types.js';
 import type { UserGrants } from './user-oauth.js';
 import type { GrantAudit } from './audit.js';
@@ -17,6 +17,7 @@ import {
   type ConsentFailure,
   type GrantView,
   type Page,
+  type WaitingView,
 } from './pages.js';
 
 /** What a consent page handler gets from the HTTP layer. */
@@ -45,6 +46,8 @@ export interface ConsentPages {
   callback(request: ConsentRequest): Promise<ConsentReply>;
   grants(request: ConsentRequest): Promise<ConsentReply>;
   revoke(request: ConsentRequest): Promise<ConsentReply>;
+  /** Connect from the grants page: a signed-in user starts the connection of a route without a consent link. */
+  connectRoute(request: ConsentRequest): Promise<ConsentReply>;
 }
 
 /** One user_oauth route as the consent pages show it. */
@@ -153,6 +156,17 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
    */
   const crossOrigin = (request: ConsentRequest) =>
     request.origin !== undefined && request.origin !== 'null' && request.origin !== publicOrigin;
+
+  /** A form posted from the grants page: its sign-in (not taken: the page stays usable), its CSRF token checked. */
+  async function managingForm(request: ConsentRequest): Promise<Extract<ConsentFlow, { stage: 'manage' }> | ConsentReply> {
+    if (crossOrigin(request)) return fail('failed', 'cross_origin_form', false);
+    if (request.cookie === undefined || !RANDOM_VALUE.test(request.cookie)) return fail('expired', 'no_flow_cookie');
+    const found = await flows.get(request.cookie);
+    if (found.kind === 'unavailable') return fail('unavailable', 'flow_store_unavailable', false);
+    if (found.kind === 'absent' || found.value.stage !== 'manage' || found.value.expiresAt <= now()) return fail('expired', 'no_manage_session');
+    if (!sameSecret(found.value.csrf, request.params.csrf)) return fail('failed', 'csrf_mismatch', false);
+    return found.value;
+  }
 
   async function showConsent(connection: Connection, user: Principal): Promise<ConsentReply> {
     const entry = deps.routes.get(connection.route);
@@ -275,34 +289,36 @@ export function createConsentPages(deps: ConsentPagesDeps): ConsentPages {
       if (found?.kind === 'unavailable') return fail('unavailable', 'flow_store_unavailable', false);
       if (found?.kind !== 'found' || found.value.stage !== 'manage' || found.value.expiresAt <= now()) return signIn(undefined);
       const { user, csrf } = found.value;
-      const views: GrantView[] = [];
+      const grants: GrantView[] = [];
+      const waiting: WaitingView[] = [];
       for (const entry of deps.routes.values()) {
         const grant = await entry.grants.current(user);
         if (grant.kind === 'unavailable') return fail('unavailable', 'grant_store_unavailable', false);
-        if (grant.kind === 'absent') continue;
-        views.push({
-          route: entry.route.name,
-          name: displayName(entry.route),
-          vendor: entry.grants.settings.issuer,
-          scopes: grant.value.scopes,
-          since: new Date(grant.value.grantedAt).toISOString(),
-        });
+        const shown = { route: entry.route.name, name: displayName(entry.route), vendor: entry.grants.settings.issuer };
+        if (grant.kind === 'absent') waiting.push({ ...shown, scopes: entry.grants.settings.scopes });
+        else grants.push({ ...shown, scopes: grant.value.scopes, since: new Date(grant.value.grantedAt).toISOString() });
       }
-      return { page: grantsPage(user.subject, views, url(CONSENT_PATHS.revoke), csrf) };
+      return { page: grantsPage({ user: user.subject, grants, waiting, revokeAction: url(CONSENT_PATHS.revoke), connectAction: url(CONSENT_PATHS.connectRoute), csrf }) };
     },
 
     async revoke(request) {
-      if (crossOrigin(request)) return fail('failed', 'cross_origin_form', false);
-      if (request.cookie === undefined || !RANDOM_VALUE.test(request.cookie)) return fail('expired', 'no_flow_cookie');
-      const found = await flows.get(request.cookie);
-      if (found.kind === 'unavailable') return fail('unavailable', 'flow_store_unavailable', false);
-      if (found.kind === 'absent' || found.value.stage !== 'manage' || found.value.expiresAt <= now()) return fail('expired', 'no_manage_session');
-      if (!sameSecret(found.value.csrf, request.params.csrf)) return fail('failed', 'csrf_mismatch', false);
+      const flow = await managingForm(request);
+      if (isReply(flow)) return flow;
       const entry = deps.routes.get(request.params.route ?? '');
       if (!entry) return fail('failed', 'unknown_route', false);
-      const outcome = await entry.grants.disconnect(found.value.user, 'user');
+      const outcome = await entry.grants.disconnect(flow.user, 'user');
       if (outcome === 'unavailable') return fail('unavailable', 'grant_store_unavailable', false);
       return { redirect: url(CONSENT_PATHS.grants) };
+    },
+
+    async connectRoute(request) {
+      const flow = await managingForm(request);
+      if (isReply(flow)) return flow;
+      const entry = deps.routes.get(request.params.route ?? '');
+      if (!entry) return fail('failed', 'unknown_route', false);
+      // The sign-in behind the grants page proves who is at the browser, as a consent link's sign-in does; the
+      // consent page and the upstream's authorization follow unchanged. No MCP request asked: no client id.
+      return showConsent({ route: entry.route.name, principal: flow.user, elicitationId: randomUUID() }, flow.user);
     },
   };
 }

@@ -108,19 +108,54 @@ export interface GrantView {
   readonly since: string;
 }
 
-export function grantsPage(user: string, grants: readonly GrantView[], revokeAction: string, csrf: string): Page {
-  const rows =
-    grants.length === 0
+/** A route the user has not connected yet: what the Connect button would ask for. */
+export interface WaitingView {
+  readonly route: string;
+  readonly name: string;
+  readonly vendor: string;
+  readonly scopes: readonly string[];
+}
+
+export interface GrantsPageView {
+  readonly user: string;
+  readonly grants: readonly GrantView[];
+  readonly waiting: readonly WaitingView[];
+  readonly revokeAction: string;
+  readonly connectAction: string;
+  readonly csrf: string;
+}
+
+function routeForm(action: string, csrf: string, route: string, value: string, label: string): string {
+  return `<form method="post" action="${escapeHtml(action)}">${hidden('csrf', csrf)}${hidden('route', route)}${button('decision', value, label)}</form>`;
+}
+
+/** The user's connected accounts, each with Disconnect, and the routes still waiting for a connection, each with Connect. */
+export function grantsPage(view: GrantsPageView): Page {
+  const connected =
+    view.grants.length === 0
       ? '<p>No connected accounts.</p>'
-      : grants
+      : view.grants
           .map(
             (grant) => `<section><h2>${escapeHtml(grant.name)}</h2>
 <dl><dt>Authorization server</dt><dd><code>${escapeHtml(grant.vendor)}</code></dd>
 <dt>Access</dt><dd>${scopeList(grant.scopes)}</dd><dt>Connected since</dt><dd>${escapeHtml(grant.since)}</dd></dl>
-<form method="post" action="${escapeHtml(revokeAction)}">${hidden('csrf', csrf)}${hidden('route', grant.route)}${button('decision', 'revoke', 'Disconnect')}</form></section>`,
+${routeForm(view.revokeAction, view.csrf, grant.route, 'revoke', 'Disconnect')}</section>`,
           )
           .join('\n');
-  return { status: 200, html: document('Connected accounts', `<h1>Connected accounts</h1><p>Signed in as <code>${escapeHtml(user)}</code>.</p>\n${rows}`) };
+  const waiting =
+    view.waiting.length === 0
+      ? ''
+      : `\n<h2>Waiting for a connection</h2>\n<p>These MCP servers need your own account at their service before your MCP client can use them.</p>\n${view.waiting
+          .map(
+            (route) => `<section><h3>${escapeHtml(route.name)}</h3>
+<dl><dt>Authorization server</dt><dd><code>${escapeHtml(route.vendor)}</code></dd><dt>Access requested</dt><dd>${scopeList(route.scopes)}</dd></dl>
+${routeForm(view.connectAction, view.csrf, route.route, 'connect', 'Connect')}</section>`,
+          )
+          .join('\n')}`;
+  return {
+    status: 200,
+    html: document('Connected accounts', `<h1>Connected accounts</h1><p>Signed in as <code>${escapeHtml(view.user)}</code>.</p>\n${connected}${waiting}`),
+  };
 }
 
 /** Why a consent page cannot go on. Each has one fixed text: nothing from the request or the servers is shown. */

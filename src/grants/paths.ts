@@ -11,4 +11,6 @@ export const CONSENT_PATHS = {
   callback: `${CONSENT_PATH_PREFIX}/callback`,
   grants: `${CONSENT_PATH_PREFIX}/grants`,
   revoke: `${CONSENT_PATH_PREFIX}/grants/revoke`,
+  /** A route still waiting for a connection, connected from the grants page. */
+  connectRoute: `${CONSENT_PATH_PREFIX}/grants/connect`,
 } as const;

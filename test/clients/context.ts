@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import type { ClientResults } from './evidence.js';
+import type { Cell, RouteKind } from './matrix.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SCRIPTED_BROWSER = fileURLToPath(new URL('./scripted-browser.mjs', import.meta.url));
@@ -12,6 +13,9 @@ export interface MatrixContext {
   /** The demo routes: JWT (step-up), and the same calculator with `policy.upfront_scopes`. */
   readonly calcUrl: URL;
   readonly upfrontUrl: URL;
+  /** The calculator behind opaque tokens (RFC 7662 introspection), and the notes server behind a per-user grant. */
+  readonly opaqueUrl: URL;
+  readonly notesUrl: URL;
   /** Logs and per-client state of this run. */
   readonly runDir: string;
   /**
@@ -21,12 +25,19 @@ export interface MatrixContext {
   newPage(): Promise<Page>;
   /** e.g. `Chromium 156`. */
   readonly chromium: string;
+  /**
+   * Called once the client's main run (its row's cells) is over, before it tries the other route kinds: the row is
+   * judged on what was observed until then only, so another route's authorization cannot pass a cell for it.
+   */
+  endOfMainRun(): void;
 }
 
 export interface DriverOutcome {
   readonly results: ClientResults;
   /** Anything a reader of the matrix should know about how this client behaved. */
   readonly notes?: readonly string[];
+  /** The route kinds the client was also run on, besides its main route. */
+  readonly routes?: Readonly<Partial<Record<RouteKind, Cell>>>;
 }
 
 export interface ClientDriver {
@@ -35,6 +46,8 @@ export interface ClientDriver {
   readonly version: (context: MatrixContext) => string;
   /** The whole run of this client is stopped after this long. */
   readonly timeoutMs: number;
+  /** The route kind of the main run (`calcUrl` or `upfrontUrl`); default `jwt`. */
+  readonly mainRoute?: Extract<RouteKind, 'jwt' | 'upfront'>;
   run(context: MatrixContext): Promise<DriverOutcome>;
 }
 
@@ -69,7 +82,10 @@ export async function clientEnvironment(directory: string, extra: NodeJS.Process
   const shims = join(directory, 'bin');
   await mkdir(home, { recursive: true });
   await mkdir(shims, { recursive: true });
-  await symlink(SCRIPTED_BROWSER, join(shims, 'xdg-open'));
+  // A client started again in the same directory (to find its stored tokens) finds the shim there already.
+  await symlink(SCRIPTED_BROWSER, join(shims, 'xdg-open')).catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  });
   return {
     PATH: `${shims}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`,
     HOME: home,

@@ -61,4 +61,19 @@ describe('compatibility matrix', () => {
   it('an empty or missing baseline has nothing to lose', () => {
     expect(regressions(parseCompatibility(''), [row('new', { token: fail() })])).toEqual([]);
   });
+
+  it('the route-kinds table is read back too: a route kind that passed and now fails or is no longer run is a regression; one not run is no cell', () => {
+    const withRoutes = (routes: Row['routes']) => ({ ...row('sdk'), routes });
+    const markdown = renderCompatibility([withRoutes({ jwt: pass(), introspection: pass(), 'user-grant': pass('link in the error text') })]);
+    expect(markdown).toContain('| sdk | pass | pass | *not run* | pass (link in the error text) |');
+    const previous = parseCompatibility(markdown);
+    expect(previous.get('sdk')?.get('route user-grant')).toBe('pass');
+    expect(previous.get('sdk')?.has('route upfront')).toBe(false);
+    expect(previous.get('sdk')?.size).toBe(COLUMNS.length + 3);
+    expect(regressions(previous, [withRoutes({ jwt: pass(), introspection: pass(), 'user-grant': pass(), upfront: fail() })])).toEqual([]);
+    expect(regressions(previous, [withRoutes({ jwt: pass(), 'user-grant': fail('no consent link shown') })])).toEqual([
+      'sdk: route introspection passed before, now missing',
+      'sdk: route user-grant passed before, now fail (no consent link shown)',
+    ]);
+  });
 });

@@ -14,6 +14,17 @@ const COLUMN_TITLES: Readonly<Record<Column, string>> = {
   session: 'Session',
 };
 
+/** The demo's route kinds (config/demo.yaml), the second table: where each client was run. */
+export const ROUTE_KINDS = ['jwt', 'introspection', 'upfront', 'user-grant'] as const;
+export type RouteKind = (typeof ROUTE_KINDS)[number];
+
+const ROUTE_KIND_TITLES: Readonly<Record<RouteKind, string>> = {
+  jwt: 'JWT, step-up (/calc)',
+  introspection: 'Introspection (/calc-opaque)',
+  upfront: 'upfront_scopes (/calc-upfront)',
+  'user-grant': 'Per-user grant (/notes)',
+};
+
 export type Verdict = 'pass' | 'fail' | 'n.a.';
 
 export interface Cell {
@@ -29,6 +40,8 @@ export interface Row {
   readonly cells: Readonly<Record<Column, Cell>>;
   /** What a reader needs to understand a cell that is not a plain pass. */
   readonly notes: string;
+  /** The route kinds this client was run on; a kind left out was not run. */
+  readonly routes?: Readonly<Partial<Record<RouteKind, Cell>>>;
 }
 
 export const pass = (detail?: string): Cell => (detail === undefined ? { verdict: 'pass' } : { verdict: 'pass', detail });
@@ -68,6 +81,16 @@ The run fails when a cell that passes here stops passing, or one that is n.a. he
 run \`npm run test:clients\` and commit the result.
 `;
 
+const ROUTE_KINDS_HEADER = `## Route kinds
+
+Each route kind of the demo a client was run on, from the same run: **pass** means its tool calls answered through
+that route (on \`/calc\`: \`add\`; on \`/notes\`, the per-user grant: the client was given the consent link in a form
+it shows, the link was followed and allowed, and \`list_notes\` then answered). *not run*: the driver does not
+exercise that route yet. Clients speaking MCP 2026-07-28 send \`server/discover\` first on every route. The demo has
+no route behind the gateway's own authorization server yet, so that kind is not in this table. As above, the run
+fails when a cell that passes here stops passing (or is no longer run).
+`;
+
 /** docs/compatibility.md for these rows. Deterministic: the same results give the same bytes. */
 export function renderCompatibility(rows: readonly Row[]): string {
   const titles = ['Client', 'Version', ...COLUMNS.map((column) => COLUMN_TITLES[column])];
@@ -80,43 +103,78 @@ export function renderCompatibility(rows: readonly Row[]): string {
     ),
   ];
   const notes = rows.filter((row) => row.notes !== '').map((row) => `- **${escapeCell(row.client)}**: ${row.notes}`);
-  return `${HEADER}\n${lines.join('\n')}\n${notes.length > 0 ? `\nNotes:\n\n${notes.join('\n')}\n` : ''}`;
+  return `${HEADER}\n${lines.join('\n')}\n${notes.length > 0 ? `\nNotes:\n\n${notes.join('\n')}\n` : ''}\n${renderRouteKinds(rows)}`;
 }
 
-/** The verdicts of a rendered matrix, by client and column; rows or cells it cannot read are left out. */
-export function parseCompatibility(markdown: string): Map<string, Map<Column, Verdict>> {
-  const result = new Map<string, Map<Column, Verdict>>();
+/** The second table: one row per client, one column per route kind. */
+function renderRouteKinds(rows: readonly Row[]): string {
+  const titles = ['Client', ...ROUTE_KINDS.map((kind) => ROUTE_KIND_TITLES[kind])];
+  const cell = (row: Row, kind: RouteKind) => {
+    const found = row.routes?.[kind];
+    return found === undefined ? '*not run*' : cellText(found);
+  };
+  const lines = [
+    `| ${titles.join(' | ')} |`,
+    `|${titles.map(() => '---').join('|')}|`,
+    ...rows.map((row) => `| ${[row.client, ...ROUTE_KINDS.map((kind) => cell(row, kind))].map(escapeCell).join(' | ')} |`),
+  ];
+  return `${ROUTE_KINDS_HEADER}\n${lines.join('\n')}\n`;
+}
+
+/** A cell of either table: a column of the first, or `route <kind>` of the route-kinds table. */
+export type CellKey = Column | `route ${RouteKind}`;
+
+function verdictOf(text: string | undefined): Verdict | undefined {
+  const verdict = text?.split(' ', 1)[0];
+  return verdict === 'pass' || verdict === 'fail' || verdict === 'n.a.' ? verdict : undefined;
+}
+
+/**
+ * The verdicts of a rendered matrix, by client and cell, from both tables; rows or cells it cannot read, and route
+ * kinds not run, are left out.
+ */
+export function parseCompatibility(markdown: string): Map<string, Map<CellKey, Verdict>> {
+  const result = new Map<string, Map<CellKey, Verdict>>();
   for (const line of markdown.split('\n')) {
     if (!line.startsWith('| ') || line.startsWith('| Client |')) continue;
     const cells = line
       .slice(2, -2)
       .split(/(?<!\\) \| /)
       .map((cell) => cell.replaceAll('\\|', '|'));
-    if (cells.length !== COLUMNS.length + 2) continue;
-    const [client = '', , ...verdicts] = cells;
-    const byColumn = new Map<Column, Verdict>();
-    COLUMNS.forEach((column, index) => {
-      const verdict = verdicts[index]?.split(' ', 1)[0];
-      if (verdict === 'pass' || verdict === 'fail' || verdict === 'n.a.') byColumn.set(column, verdict);
+    // The tables differ in width: client, version and the columns; client and the route kinds.
+    const [client = ''] = cells;
+    const keys: readonly CellKey[] | undefined =
+      cells.length === COLUMNS.length + 2 ? COLUMNS : cells.length === ROUTE_KINDS.length + 1 ? ROUTE_KINDS.map((kind) => `route ${kind}` as const) : undefined;
+    if (keys === undefined) continue;
+    const verdicts = cells.slice(cells.length - keys.length);
+    const byKey = result.get(client) ?? new Map<CellKey, Verdict>();
+    keys.forEach((key, index) => {
+      const verdict = verdictOf(verdicts[index]);
+      if (verdict !== undefined) byKey.set(key, verdict);
     });
-    result.set(client, byColumn);
+    result.set(client, byKey);
   }
   return result;
+}
+
+function cellOf(row: Row | undefined, key: CellKey): Cell | undefined {
+  if (row === undefined) return undefined;
+  return key.startsWith('route ') ? row.routes?.[key.slice('route '.length) as RouteKind] : row.cells[key as Column];
 }
 
 /** Worse is lower. n.a. ranks above fail: an upfront_scopes row's proof is its n.a. step-up ("scope held from the start"). */
 const RANK: Readonly<Record<Verdict, number>> = { pass: 2, 'n.a.': 1, fail: 0 };
 
 /**
- * Every cell that is worse now than in `previous`: a pass that no longer passes, an n.a. that fails (a client that
- * vanished counts as failing every cell).
+ * Every cell of either table that is worse now than in `previous`: a pass that no longer passes, an n.a. that fails
+ * (a client that vanished, or a route kind no longer run, counts as failing).
  */
-export function regressions(previous: ReadonlyMap<string, ReadonlyMap<Column, Verdict>>, rows: readonly Row[]): string[] {
+export function regressions(previous: ReadonlyMap<string, ReadonlyMap<CellKey, Verdict>>, rows: readonly Row[]): string[] {
   const current = new Map(rows.map((row) => [row.client, row]));
   const found: string[] = [];
   for (const [client, verdicts] of previous) {
     for (const [column, verdict] of verdicts) {
-      const now = current.get(client)?.cells[column];
+      const now = cellOf(current.get(client), column);
       if (RANK[now?.verdict ?? 'fail'] >= RANK[verdict]) continue;
       const before = verdict === 'pass' ? 'passed' : `was ${verdict}`;
       found.push(`${client}: ${column} ${before} before, now ${now === undefined ? 'missing' : cellText(now)}`);

@@ -20,6 +20,7 @@ import { inspectorV1, inspectorV1Upfront } from './drivers/inspector-v1-direct.j
 import { inspectorWeb } from './drivers/inspector-web.js';
 import { mcpRemote } from './drivers/mcp-remote.js';
 import { sdkWithoutRefreshTokens, sdkWithRefreshTokens, sdkWithRefreshTokensUpfront } from './drivers/sdk.js';
+import { sdkV2WithoutRefreshTokens, sdkV2WithRefreshTokens } from './drivers/sdk-v2.js';
 import { judge, type AuditLine } from './evidence.js';
 import { conformanceSection } from '../conformance/compatibility-section.js';
 import { parseCompatibility, regressions, renderCompatibility, unfinishedRow, type Row } from './matrix.js';
@@ -45,6 +46,8 @@ const ALL_DRIVERS: readonly ClientDriver[] = [
   sdkWithoutRefreshTokens,
   sdkWithRefreshTokens,
   sdkWithRefreshTokensUpfront,
+  sdkV2WithoutRefreshTokens,
+  sdkV2WithRefreshTokens,
   browserPage,
 ];
 
@@ -103,12 +106,21 @@ async function main(): Promise<number> {
   try {
     pages = await launchChromium();
     const browser = pages;
+    /** Where the running client's main run ended in the observations (see MatrixContext.endOfMainRun). */
+    let mainRunEnd: { readonly exchanges: number; readonly log: number } | undefined;
+    // Read through a function: the compiler cannot see the driver set it meanwhile.
+    const endOfMainRun = () => mainRunEnd;
     const context: MatrixContext = {
       calcUrl: new URL(`${stack.gatewayUrl}/calc/mcp`),
       upfrontUrl: new URL(`${stack.gatewayUrl}/calc-upfront/mcp`),
+      opaqueUrl: new URL(`${stack.gatewayUrl}/calc-opaque/mcp`),
+      notesUrl: new URL(`${stack.gatewayUrl}/notes/mcp`),
       runDir,
       newPage: () => browser.newPage(),
       chromium: `Chromium ${browser.version.split('.', 1)[0] ?? ''}`,
+      endOfMainRun: () => {
+        mainRunEnd ??= { exchanges: observer.exchanges().length, log: logLines.length };
+      },
     };
     process.stdout.write(`clients against ${stack.gatewayUrl} (demo stack), logs in ${runDir}\n`);
     const markUnfinished = (driver: ClientDriver): void => {
@@ -117,6 +129,7 @@ async function main(): Promise<number> {
     };
     for (const driver of DRIVERS) {
       const [exchangesBefore, logBefore, clientStarted] = [observer.exchanges().length, logLines.length, Date.now()];
+      mainRunEnd = undefined;
       const budget = clientBudget(driver.timeoutMs, deadline, clientStarted);
       if (budget.ms === 0) {
         markUnfinished(driver);
@@ -136,14 +149,18 @@ async function main(): Promise<number> {
         await browser.closePages();
       }
       const evidence = {
-        exchanges: observer.exchanges().slice(exchangesBefore),
-        audit: auditLines(logLines.slice(logBefore)),
+        exchanges: observer.exchanges().slice(exchangesBefore, endOfMainRun()?.exchanges),
+        audit: auditLines(logLines.slice(logBefore, endOfMainRun()?.log)),
         results: outcome.results,
       };
       // What each cell was judged on, for reading after a surprising result (no codes or tokens: see observer.ts).
       writeFileSync(join(runDir, `${driver.client.replace(/\W+/g, '-')}.evidence.json`), JSON.stringify(evidence, null, 1));
       if (stoppedByRun) markUnfinished(driver);
-      else rows.push({ client: driver.client, version: driver.version(context), cells: judge(evidence), notes: (outcome.notes ?? []).join('; ') });
+      else {
+        const cells = judge(evidence);
+        const routes = { [driver.mainRoute ?? 'jwt']: cells['tools/call'], ...outcome.routes };
+        rows.push({ client: driver.client, version: driver.version(context), cells, notes: (outcome.notes ?? []).join('; '), routes });
+      }
       process.stdout.write(`  ${driver.client}: ${((Date.now() - clientStarted) / 1000).toFixed(1)} s\n`);
     }
   } finally {

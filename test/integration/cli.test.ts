@@ -91,6 +91,29 @@ routes:
     expect(invalid.stderr).not.toContain('not a key');
   });
 
+  it('check-config shows the warnings together with the problems: one pass, not fix-then-rerun', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mcpgw-cli-'));
+    const file = join(dir, 'semantic.yaml');
+    await writeFile(
+      file,
+      `public_url: https://gw.example.com
+routes:
+  - name: calc
+    path: /calc/mcp
+    upstream: { url: http://127.0.0.1:3000/mcp, auth: { type: bearer, token: "written-in-the-file" } }
+    authorization_servers: [http://auth.example.com]
+    tokens:
+      jwt: { issuer: http://auth.example.com }
+`,
+    );
+    const { code, stderr } = await cli(['check-config', file]);
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/problem\(s\), \d+ warning\(s\)/);
+    expect(stderr).toContain('routes.0.authorization_servers');
+    expect(stderr).toMatch(/^warning: .*routes\.0\.upstream\.auth\.token/m);
+    expect(stderr).not.toContain('written-in-the-file');
+  });
+
   it('unknown commands exit 2 with the help text', async () => {
     const { code, stderr } = await cli(['frobnicate']);
     expect(code).toBe(2);

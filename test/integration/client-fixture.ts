@@ -65,6 +65,8 @@ export type Plant =
    * `tools/call` with an `input_required` result; both carry a URL elicitation of `CONSENT_URL`.
    */
   | 'url-elicitation'
+  /** A grant is missing and the client did not declare URL elicitation: `tools/call` is a tool error naming `CONSENT_URL`. */
+  | 'consent-tool-error'
   /** The first `server/discover` is answered 400 UnsupportedProtocolVersion although it names 2026-07-28 as supported. */
   | 'first-version-refused'
   /** `server/discover` is answered 400 UnsupportedProtocolVersion naming only 2025-11-25 (a server of both eras). */
@@ -419,6 +421,11 @@ export async function startClientFixture(options: FixtureOptions = {}): Promise<
         }
         if (options.wire === 'modern') {
           modernAnswer(request, response, body);
+          return;
+        }
+        if (plant === 'consent-tool-error' && method === 'tools/call') {
+          const content = [{ type: 'text', text: `${CONSENT_MESSAGE}: open ${CONSENT_URL} in a browser to connect your account, then try again.` }];
+          json(response, 200, { jsonrpc: '2.0', id, result: { content, isError: true } });
           return;
         }
         if (plant === 'url-elicitation' && method === 'initialize') {

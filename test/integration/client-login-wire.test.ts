@@ -77,4 +77,10 @@ describe('login when a per-user grant is missing (URL elicitation)', () => {
     expect(stderr).toContain(`login failed: ${operation}: access not granted yet (URL elicitation): open the link above, then run login again`);
     expect(code).toBe(1);
   });
+
+  it('a tools/call answered with a tool error holding the link (a client without URL elicitation, mid-session): the tool\'s text is printed', async () => {
+    const deployment = await fixture('consent-tool-error');
+    const { stderr } = await runLogin([deployment.url.href, '--call-tool', 'add', '--tool-arguments', '{"a":1,"b":2}'], env);
+    expect(stderr).toContain(`tools/call add: the tool reported an error: Connect your example account: open ${CONSENT_URL} in a browser`);
+  });
 });

@@ -349,6 +349,25 @@ describe('user_oauth: URL elicitation, consent, first call (SDK client with URL 
     expect(granted?.principal).toMatch(/^[\w-]{22}$/);
   });
 
+  it('an SDK client without URL elicitation: connecting fails with an error whose message holds the consent link; after consent through that link it connects and calls', async () => {
+    const provider = clientOf('paula');
+    const error: unknown = await connectWithOAuth(notesRoute, provider).then(
+      () => new Error('connected without consent'),
+      (failure: unknown) => failure,
+    );
+    const token = provider.tokens()?.access_token;
+    if (token) gatewayTokens.add(token);
+    expect(error).not.toBeInstanceOf(UrlElicitationRequiredError);
+    const [url] = String((error as Error).message).match(/https?:\/\/\S+\/consent\/connect\?link=[A-Za-z0-9_-]{43}/) ?? [];
+    expect(url).toBeDefined();
+    links.add(new URL(url ?? '').searchParams.get('link') ?? '');
+    user = 'paula';
+    expect(await completeConsentHeadlessly(new URL(url ?? ''), { decision: 'allow' })).toMatchObject({ heading: 'Connected' });
+    const session = await connectWithOAuth(notesRoute, provider);
+    sessions.push(session);
+    expect(await callText(session, 'list_notes')).toBe('(no notes)');
+  });
+
   it('isolation: a second principal connects their own account and never sees the first one\'s notes', async () => {
     const bob = await connected('bob');
     expect(await callText(bob.session, 'list_notes')).toBe('(no notes)');
@@ -707,15 +726,41 @@ describe('user_oauth: the wire forms of the elicitation', () => {
     token = provider.tokens()?.access_token ?? '';
   });
 
-  it('2025-11-25 request → HTTP 200, JSON-RPC error -32042 with the request id and data.elicitations', async () => {
-    const response = await post({ jsonrpc: '2.0', id: 'req-7', method: 'tools/call', params: { name: 'list_notes' } }, token, { 'mcp-protocol-version': '2025-11-25' });
+  it('2025-11-25 initialize declaring URL elicitation → HTTP 200, JSON-RPC error -32042 with the request id, data.elicitations and the link in its message', async () => {
+    const initialize = { jsonrpc: '2.0', id: 'req-7', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: URL_ELICITATION, clientInfo: { name: 't', version: '1' } } };
+    const response = await post(initialize, token);
     expect(response.status).toBe(200);
-    const body = (await response.json()) as { id: unknown; error: { code: number; data: { elicitations: Record<string, unknown>[] } } };
+    const body = (await response.json()) as { id: unknown; error: { code: number; message: string; data: { elicitations: { url: string }[] } } };
     expect(body.id).toBe('req-7');
     expect(body.error.code).toBe(-32042);
     expect(body.error.data.elicitations).toEqual([
       { mode: 'url', elicitationId: expect.any(String) as string, url: expect.stringContaining('/consent/connect?link=') as string, message: expect.any(String) as string },
     ]);
+    expect(body.error.message).toContain(body.error.data.elicitations[0]?.url);
+  });
+
+  it('2025-11-25 initialize without URL elicitation → HTTP 200, a JSON-RPC error whose message holds a working consent link', async () => {
+    const initialize = { jsonrpc: '2.0', id: 8, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const response = await post(initialize, token);
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { id: unknown; error: { code: number; message: string; data?: unknown } };
+    expect(body).toMatchObject({ id: 8, error: { code: -32600 } });
+    expect(body.error.data).toBeUndefined();
+    const [url] = body.error.message.match(/https?:\/\/\S+\/consent\/connect\?link=[A-Za-z0-9_-]+/) ?? [];
+    expect(url).toBeDefined();
+    user = 'henry';
+    expect(await new ConsentBrowser().walk(new URL(url ?? ''), { decision: 'deny' })).toMatchObject({ heading: expect.any(String) as string });
+  });
+
+  it('2025-11-25 tools/call without a grant → a tool result with isError whose text holds the consent link (no -32042)', async () => {
+    const response = await post({ jsonrpc: '2.0', id: 'req-9', method: 'tools/call', params: { name: 'list_notes' } }, token, { 'mcp-protocol-version': '2025-11-25' });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).not.toContain('-32042');
+    const body = JSON.parse(text) as { id: unknown; result: { isError: boolean; content: { type: string; text: string }[] } };
+    expect(body.id).toBe('req-9');
+    expect(body.result.isError).toBe(true);
+    expect(body.result.content).toEqual([{ type: 'text', text: expect.stringMatching(/open https?:\/\/\S+\/consent\/connect\?link=[A-Za-z0-9_-]{43} in a browser/) as string }]);
   });
 
   it('2025-11-25 notification (no JSON-RPC answer possible) → HTTP 403 with the same error, id null', async () => {
@@ -741,26 +786,31 @@ describe('user_oauth: the wire forms of the elicitation', () => {
     expect(requests).toEqual([{ method: 'elicitation/create', params: { mode: 'url', message: expect.any(String) as string, url: expect.stringContaining('/consent/connect?link=') as string } }]);
   });
 
-  it('2026-07-28 tools/call without the URL elicitation capability → 400 MissingRequiredClientCapability (-32021)', async () => {
+  it('2026-07-28 tools/call without the URL elicitation capability → a tool result with isError whose text holds the consent link', async () => {
     const response = await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'list_notes' } }, token, {
       'mcp-protocol-version': '2026-07-28',
       'mcp-method': 'tools/call',
       'mcp-name': 'list_notes',
     });
-    expect(response.status).toBe(400);
-    expect(await response.json()).toEqual({
-      jsonrpc: '2.0',
-      id: 4,
-      error: { code: -32021, message: 'Client must support URL elicitation', data: { requiredCapabilities: URL_ELICITATION } },
-    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ id: 4, result: { isError: true, content: [{ type: 'text', text: expect.stringContaining('/consent/connect?link=') as string }] } });
   });
 
-  it('2026-07-28 request that may not carry an InputRequiredResult (tools/list) → 403 without a link', async () => {
-    const response = await post({ jsonrpc: '2.0', id: 5, method: 'tools/list' }, token, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' });
+  it('2026-07-28 server/discover and tools/list (no InputRequiredResult possible) → HTTP 200, a JSON-RPC error whose message holds the consent link', async () => {
+    for (const method of ['server/discover', 'tools/list']) {
+      const response = await post({ jsonrpc: '2.0', id: 5, method }, token, { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ id: 5, error: { code: -32600, message: expect.stringContaining('/consent/connect?link=') as string } });
+    }
+  });
+
+  it('2026-07-28 notification (no JSON-RPC answer possible) → 403 without a link', async () => {
+    const response = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }, token, {
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'notifications/cancelled',
+    });
     expect(response.status).toBe(403);
-    const text = await response.text();
-    expect(text).not.toContain('/consent/');
-    expect(JSON.parse(text)).toMatchObject({ id: 5, error: { code: -32600 } });
+    expect(await response.text()).not.toContain('/consent/');
   });
 });
 
@@ -937,11 +987,13 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
     expect(vendor.grants).toEqual(['refresh_token']);
   });
 
-  it('a refresh answered without access_token drops the grant: the next request is an elicitation again', async () => {
+  it('a refresh answered without access_token drops the grant: the next tools/call in the session is a tool error holding the consent link, the next connect an elicitation', async () => {
     const { session, provider } = await connected('kate');
     clockOffset = DEV_TOKEN_TTL_MS + 1_000;
     vendor.rewrite = (answer) => ({ ...answer, access_token: undefined });
-    await expect(session.client.callTool({ name: 'list_notes', arguments: {} })).rejects.toBeInstanceOf(UrlElicitationRequiredError);
+    const result = (await session.client.callTool({ name: 'list_notes', arguments: {} })) as { isError?: boolean; content: { text: string }[] };
+    expect(result.isError).toBe(true);
+    expect(result.content[0]?.text).toMatch(new RegExp(`open ${gatewayUrl}/consent/connect\\?link=[A-Za-z0-9_-]{43} in a browser`));
     expect(await grantOf('kate')).toBeUndefined();
     expect(auditLines().filter((line) => line.action === 'drop').at(-1)).toMatchObject({ reason: 'refresh_refused' });
     vendor.rewrite = undefined;
@@ -997,6 +1049,46 @@ describe('user_oauth: refresh, vendor faults, revocation', () => {
     });
     expect(refresh.status).toBe(400);
     await elicited(provider);
+  });
+
+  it('/consent/grants lists a route still waiting for a connection with a Connect button: Connect → the consent page → Allow → Connected, and the first call works', async () => {
+    const provider = clientOf('tess');
+    await elicited(provider);
+    user = 'tess';
+    const browser = new ConsentBrowser();
+    const page = await browser.walk(new URL(`${gatewayUrl}/consent/grants`), { decision: 'deny' });
+    if (page.kind !== 'page') throw new Error('no grants page');
+    expect(page.html).toContain('No connected accounts');
+    expect(page.html).toContain('Waiting for a connection');
+    expect(page.html).toMatch(/<h3>Notes[^<]*<\/h3>/);
+    expect(page.html).toContain(`action="${gatewayUrl}/consent/grants/connect"`);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.html)?.[1] ?? '';
+    const connectedPage = await browser.submit(new URL(`${gatewayUrl}/consent/grants/connect`), { csrf, route: 'notes', decision: 'connect' }, { decision: 'allow' });
+    expect(connectedPage).toMatchObject({ kind: 'page', heading: 'Connected' });
+    expect(await grantOf('tess')).toBeDefined();
+    expect(auditLines().at(-1)).toMatchObject({ action: 'grant', outcome: 'ok', by: 'user' });
+    expect(await callText(await connect(provider), 'list_notes')).toBe('(no notes)');
+    const after = await browser.walk(new URL(`${gatewayUrl}/consent/grants`), { decision: 'deny' });
+    expect(after.kind === 'page' && after.html).not.toMatch(/<h3>Notes/);
+  });
+
+  it('a Connect form with a wrong CSRF token, none, from another origin or for an unknown route starts nothing', async () => {
+    user = 'sven';
+    const browser = new ConsentBrowser();
+    const connectUrl = new URL(`${gatewayUrl}/consent/grants/connect`);
+    const page = await browser.walk(new URL(`${gatewayUrl}/consent/grants`), { decision: 'deny' });
+    const csrf = (page.kind === 'page' && /name="csrf" value="([^"]+)"/.exec(page.html)?.[1]) || '';
+    expect(await browser.submit(connectUrl, { csrf: 'y'.repeat(43), route: 'notes' }, { decision: 'allow' })).toMatchObject({ status: 400 });
+    expect(await browser.submit(connectUrl, { route: 'notes' }, { decision: 'allow' })).toMatchObject({ status: 400 });
+    expect(await browser.submit(connectUrl, { csrf, route: 'nowhere' }, { decision: 'allow' })).toMatchObject({ status: 400 });
+    const crossSite = await fetch(connectUrl, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      body: new URLSearchParams({ csrf, route: 'notes' }),
+    });
+    expect(crossSite.status).toBe(400);
+    expect(await grantOf('sven')).toBeUndefined();
   });
 
   it('a revoke form with a wrong CSRF token or none changes nothing (another origin: see "Disconnect from")', async () => {
@@ -1104,7 +1196,7 @@ describe('user_oauth: store faults and expiry (in-process clock)', () => {
           method: 'POST',
           url: '/notes/mcp',
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: {} }),
+          payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { capabilities: URL_ELICITATION } }),
         });
         const url = new URL(answer.json<{ error: { data: { elicitations: { url: string }[] } } }>().error.data.elicitations[0]?.url ?? '');
         return `${url.pathname}${url.search}`;

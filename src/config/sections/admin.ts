@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { bindHost, listenerPort } from '../fields.js';
 
-/** `admin`: the listener for /metrics, /healthz and /readyz, never the main one. */
+/** `admin`: the listener for /metrics (only here) and /healthz, /readyz (on the main listener too). */
 
 export const adminSchema = z
   .strictObject({
@@ -10,7 +10,7 @@ export const adminSchema = z
     port: listenerPort(9090),
   })
   .prefault({})
-  .describe('Admin listener: /metrics (Prometheus), /healthz, /readyz. Never served on the main listener.');
+  .describe('Admin listener: /metrics (Prometheus; never served on the main listener), and /healthz and /readyz (also served on the main listener).');
 
 /** The admin listener (metrics, health); never the main listener. */
 export interface AdminSettings {

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { packageVersion, type ClientDriver } from '../context.js';
+import { packageVersion, type ClientDriver, type MatrixContext } from '../context.js';
+import { otherRouteKinds } from './route-kinds.js';
 
 const FLOW_TIMEOUT_MS = 30_000;
 
@@ -14,6 +15,9 @@ const FLOW_TIMEOUT_MS = 30_000;
  */
 const PAGE_SCRIPT = String.raw`
 const MCP = new URL(document.documentElement.dataset.mcp);
+// Another route kind: one call of this tool, its first text in the outcome (absent: add, then multiply).
+const TOOL = document.documentElement.dataset.tool;
+const ARGS = JSON.parse(document.documentElement.dataset.args ?? '{}');
 const state = JSON.parse(sessionStorage.getItem('matrix') ?? '{"id":0}');
 const save = () => sessionStorage.setItem('matrix', JSON.stringify(state));
 const finish = (outcome) => location.assign('/done?' + new URLSearchParams(outcome));
@@ -108,9 +112,16 @@ async function resume() {
   });
   state.token = (await token.json()).access_token;
   if (!state.session) {
-    const { response } = await rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'page', version: '1' } });
+    const { response, message } = await rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'page', version: '1' } });
+    // What the page shows when the server refuses: the error's message.
+    if (message?.error) return finish({ error: message.error.message });
     state.session = response.headers.get('mcp-session-id');
     await rpc('notifications/initialized', {});
+  }
+  if (TOOL) {
+    const text = await callTool(TOOL, ARGS);
+    if (text !== undefined) finish({ text });
+    return;
   }
   if (state.pending !== 'multiply') state.added = (await callTool('add', { a: 2, b: 3 })) === '5';
   const product = await callTool('multiply', { x: 6, y: 7 });
@@ -120,15 +131,22 @@ async function resume() {
 (location.pathname === '/callback' ? resume() : begin()).catch((error) => finish({ error: String(error) }));
 `;
 
-function page(mcpUrl: URL): string {
-  const script = `<script type="module">${PAGE_SCRIPT}</script>`;
-  return `<!doctype html><html data-mcp="${mcpUrl.href}"><meta charset="utf-8"><title>matrix page</title>${script}</html>`;
+/** One tool call instead of the add-then-multiply run (the other route kinds). */
+interface PageCall {
+  readonly tool: string;
+  readonly args: Readonly<Record<string, number>>;
 }
 
-async function servePage(mcpUrl: URL): Promise<{ readonly origin: string; close(): Promise<void> }> {
+function page(mcpUrl: URL, call?: PageCall): string {
+  const script = `<script type="module">${PAGE_SCRIPT}</script>`;
+  const data = call === undefined ? '' : ` data-tool="${call.tool}" data-args='${JSON.stringify(call.args)}'`;
+  return `<!doctype html><html data-mcp="${mcpUrl.href}"${data}><meta charset="utf-8"><title>matrix page</title>${script}</html>`;
+}
+
+async function servePage(mcpUrl: URL, call?: PageCall): Promise<{ readonly origin: string; close(): Promise<void> }> {
   const server: Server = createServer((request, response) => {
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    response.end(request.url?.startsWith('/done') ? '<!doctype html><title>done</title>' : page(mcpUrl));
+    response.end(request.url?.startsWith('/done') ? '<!doctype html><title>done</title>' : page(mcpUrl, call));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -137,24 +155,36 @@ async function servePage(mcpUrl: URL): Promise<{ readonly origin: string; close(
   };
 }
 
+/** The page's run on `url`, in a fresh tab: the outcome parameters it ended with. */
+async function runPage(context: MatrixContext, url: URL, call?: PageCall): Promise<URLSearchParams> {
+  const site = await servePage(url, call);
+  try {
+    const tab = await context.newPage();
+    await tab.goto(`${site.origin}/`);
+    await tab.waitForURL(/\/done\?/, { timeout: FLOW_TIMEOUT_MS });
+    return new URL(tab.url()).searchParams;
+  } finally {
+    await site.close();
+  }
+}
+
 export const browserPage: ClientDriver = {
   client: 'browser page (discovery, registration, token from the page)',
   version: (context) => `${context.chromium}, playwright-core ${packageVersion('playwright-core')}`,
-  timeoutMs: 45_000,
+  timeoutMs: 90_000,
   async run(context) {
-    const site = await servePage(context.calcUrl);
-    try {
-      const tab = await context.newPage();
-      await tab.goto(`${site.origin}/`);
-      await tab.waitForURL(/\/done\?/, { timeout: FLOW_TIMEOUT_MS });
-      const outcome = new URL(tab.url()).searchParams;
-      const error = outcome.get('error');
-      return {
-        results: { added: outcome.get('added') === 'true', multiplied: outcome.get('multiplied') === 'true' },
-        ...(error === null ? {} : { notes: [`the page stopped: ${error}`] }),
-      };
-    } finally {
-      await site.close();
-    }
+    const outcome = await runPage(context, context.calcUrl);
+    const error = outcome.get('error');
+    const routes = await otherRouteKinds(context, async (url, tool, args) => {
+      const answer = await runPage(context, url, { tool, args });
+      const failure = answer.get('error');
+      if (failure !== null) throw new Error(failure);
+      return answer.get('text') ?? '';
+    });
+    return {
+      results: { added: outcome.get('added') === 'true', multiplied: outcome.get('multiplied') === 'true' },
+      ...(error === null ? {} : { notes: [`the page stopped: ${error}`] }),
+      routes,
+    };
   },
 };

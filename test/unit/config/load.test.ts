@@ -208,6 +208,25 @@ describe('every problem at once', () => {
     ]);
   });
 
+  it('reports schema and cross-key problems in one pass: a route failing the schema leaves the others checked, their indexes as in the file', () => {
+    const route = minimalConfig().routes as Record<string, unknown>[];
+    const broken = { ...route[0], name: 'broken', path: '/broken', unknown_key: 1 };
+    const duplicate = { ...route[0], upstream: { url: 'http://127.0.0.1:3000/mcp', auth: { type: 'bearer', token: 'literal-token-in-the-file' } } };
+    const result = parseObject(configWith({ routes: [broken, route[0], duplicate] }));
+    expect(problems(result)).toEqual([
+      { path: 'routes.0.unknown_key', message: 'unknown key' },
+      { path: 'routes.2.name', message: 'duplicate name "calc" (also routes.1)' },
+      { path: 'routes.2.path', message: 'duplicate path "/calc/mcp" (also routes.1)' },
+    ]);
+    expect(result.ok === false && result.warnings).toEqual([expect.stringContaining('routes.2.upstream.auth.token')]);
+  });
+
+  it('a schema problem outside routes leaves the cross-key checks for the next run (they need that section)', () => {
+    const route = minimalConfig().routes as Record<string, unknown>[];
+    const result = parseObject(configWith({ 'listen.port': -1, routes: [route[0], route[0]] }));
+    expect(problems(result).map((problem) => problem.path)).toEqual(['listen.port']);
+  });
+
   it('reports failed secret references alongside schema problems', () => {
     const result = parseObject(
       configWith({ 'cache.redis_url': '${env:REDIS_URL}', 'cache.key_secret': 'short', 'listen.port': -1 }),

@@ -127,7 +127,7 @@ describe('errorResponse: URL elicitation of a consent link (user_oauth)', () => 
       id: 7,
       error: {
         code: -32042,
-        message: 'This request requires connecting your account at the upstream service',
+        message: `Connect Notes: open ${link.url} in a browser to connect your account, then try again.`,
         data: { elicitations: [{ mode: 'url', elicitationId: 'e-1', url: link.url, message: 'Connect Notes' }] },
       },
     });
@@ -149,9 +149,32 @@ describe('errorResponse: URL elicitation of a consent link (user_oauth)', () => 
     });
   });
 
+  it('a tools/call without URL elicitation: a tool result with isError whose text holds the link (agents show it to the person)', () => {
+    const response = errorResponse(elicitation('tool_error'), CHALLENGE, 7);
+    expect(response.statusCode).toBe(200);
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(parse(response.body)).toEqual({
+      jsonrpc: '2.0',
+      id: 7,
+      result: { content: [{ type: 'text', text: `Connect Notes: open ${link.url} in a browser to connect your account, then try again.` }], isError: true },
+    });
+  });
+
+  it('any other request without URL elicitation (initialize, server/discover, lists): HTTP 200, a JSON-RPC error whose message holds the link', () => {
+    const response = errorResponse(elicitation('link_error'), CHALLENGE, 'd');
+    expect(response.statusCode).toBe(200);
+    expect(parse(response.body)).toEqual({
+      jsonrpc: '2.0',
+      id: 'd',
+      error: { code: -32600, message: `Connect Notes: open ${link.url} in a browser to connect your account, then try again.` },
+    });
+  });
+
   it.each<[UrlElicitation['answer'], boolean, number, number]>([
-    ['missing_capability', false, 400, -32021],
     ['not_connected', false, 403, -32600],
+    ['not_connected', true, 403, -32600],
+    ['tool_error', false, 403, -32600],
+    ['link_error', false, 403, -32600],
     ['url_elicitation_error', false, 403, -32600],
   ])('%s (link: %s) → HTTP %i, JSON-RPC %i, no link', (answer, withLink, status, code) => {
     const response = errorResponse(elicitation(answer, withLink), CHALLENGE, 7);

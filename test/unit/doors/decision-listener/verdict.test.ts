@@ -12,6 +12,13 @@ describe('refusalForProxy', () => {
     }
   });
 
+  it('a user_oauth tool error holding the consent link (a JSON-RPC result in a 200) is a 403 too, never "allowed"', () => {
+    const body = '{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Connect: open https://gw/consent/connect?link=x"}],"isError":true}}';
+    for (const dialect of ['nginx', 'envoy', 'traefik'] as const) {
+      expect(refusalForProxy({ statusCode: 200, headers: JSON_TYPE, body }, dialect)).toMatchObject({ statusCode: 403, body });
+    }
+  });
+
   it('nginx gets the body in a header as well (it never shows a refused subrequest body); the others do not', () => {
     const refusal = { statusCode: 401, headers: JSON_TYPE, body: '{"error":"missing_token"}' };
     expect(refusalForProxy(refusal, 'nginx').headers[NGINX_BODY_HEADER]).toBe(refusal.body);
