@@ -15,6 +15,7 @@ import { createSignInSealer } from '../grants/sign-in.js';
 import { consentableScopes, entitledScopes } from './entitlements.js';
 import { failurePage } from '../grants/pages.js';
 import { PAGE_HEADERS, renderErrorPage, renderGatewayConsentPage } from './pages.js';
+import { dpopNonceSecret, dpopSigningAlgorithms } from './dpop.js';
 import { buildProviderConfiguration } from './provider-config.js';
 import { isLoopbackHostname } from './redirect-uris.js';
 import { registrationCors } from './registration-cors.js';
@@ -212,6 +213,7 @@ function createServer(
     signingAlg,
   });
   const features = base.features ?? {};
+  const dpopAlgorithms = dpopSigningAlgorithms(routes);
   const configuration: Configuration = {
     ...base,
     // Its own cookie names: the IdP is often another oidc-provider on the same host (browsers ignore the port).
@@ -231,7 +233,12 @@ function createServer(
       ...features,
       registration: { enabled: settings.dynamicRegistration, initialAccessToken: false, issueRegistrationAccessToken: false },
       clientIdMetadataDocument: { ...features.clientIdMetadataDocument, enabled: settings.clientIdMetadataDocuments },
+      // RFC 9449: a token request with a proof gets an access token bound by cnf.jkt, and a public client's refresh
+      // token is bound to the same key (§5); a request without one gets a Bearer token. Nonces are offered (a
+      // client whose clock is off is asked for one instead of refused), never required.
+      dPoP: dpopAlgorithms.length === 0 ? { enabled: false } : { enabled: true, nonceSecret: dpopNonceSecret(services.keySecret) },
     },
+    enabledJWA: { ...base.enabledJWA, ...(dpopAlgorithms.length === 0 ? {} : { dPoPSigningAlgValues: dpopAlgorithms }) },
     interactions: { url: (_ctx, interaction) => `${interactionBase}/${interaction.uid}` },
     // Consent is per person and client: remembered across browser sessions until withdrawn.
     loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
