@@ -28,6 +28,7 @@ let idp: DevAuthServer;
 let gateway: RunningGatewayAs;
 let required: string;
 let accepted: string;
+let bearerOnly: string;
 let configDir: string;
 const people = { next: 'alice', groups: { alice: ['calc-admins'] } as Record<string, string[]> };
 
@@ -91,14 +92,20 @@ beforeAll(async () => {
   const publicUrl = `http://127.0.0.1:${port}`;
   required = `${publicUrl}/calc/mcp`;
   accepted = `${publicUrl}/calc-accepted/mcp`;
+  bearerOnly = `${publicUrl}/calc-bearer/mcp`;
   idp = await startEnterpriseIdp(publicUrl, people);
-  // The `calc` route (last in the YAML) requires DPoP; a second route takes Bearer and DPoP tokens.
+  // The `calc` route (last in the YAML) requires DPoP; a second route takes Bearer and DPoP tokens, a third Bearer only.
   const yaml = `${gatewayAsYaml({ idpIssuer: idp.issuer, upstream: calculator.url, port })}    dpop: { mode: required }
   - name: calc-accepted
     path: /calc-accepted/mcp
     upstream: { url: "${calculator.url}" }
     scopes_supported: [mcp:tools]
     dpop: { mode: accepted, algorithms: [ES256, ES384] }
+  - name: calc-bearer
+    path: /calc-bearer/mcp
+    upstream: { url: "${calculator.url}" }
+    scopes_supported: [mcp:tools]
+    dpop: { mode: bearer_only, algorithms: [RS512] }
 `;
   gateway = await startGatewayAs(yaml, { AS_KEYS: await signingKeySet(), IDP_SECRET: IDP_CLIENT.secret });
   configDir = await mkdtemp(join(tmpdir(), 'mcp-gateway-as-dpop-'));
@@ -170,34 +177,64 @@ describe("the gateway's authorization server issues DPoP-bound tokens", () => {
   });
 });
 
-describe('a client that sends no proof gets a Bearer token', () => {
-  it('refused by the required route, taken by the accepted route', async () => {
-    const registered = (await (
-      await fetch(`${gateway.url}/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ client_name: 'Bearer client', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], token_endpoint_auth_method: 'none' }),
-      })
-    ).json()) as { client_id: string };
-    const verifier = randomBytes(32).toString('base64url');
-    const authorize = new URL(`${gateway.url}/oauth/authorize`);
-    for (const [key, value] of Object.entries({
-      response_type: 'code',
-      client_id: registered.client_id,
-      redirect_uri: REDIRECT,
-      resource: accepted,
-      scope: 'mcp:tools',
-      state: 'state-1',
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
-      code_challenge_method: 'S256',
-    })) authorize.searchParams.set(key, value);
-    const { code } = await new TestBrowser().authorize(authorize, REDIRECT);
-    const answer = await postToken({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, client_id: registered.client_id, resource: accepted });
+/** A public client registered for `resource`, the person signed in and allowing: the code and its PKCE verifier. */
+async function authorizationCode(resource: string): Promise<{ clientId: string; code: string; verifier: string }> {
+  const registered = (await (
+    await fetch(`${gateway.url}/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Raw client', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], token_endpoint_auth_method: 'none' }),
+    })
+  ).json()) as { client_id: string };
+  const verifier = randomBytes(32).toString('base64url');
+  const authorize = new URL(`${gateway.url}/oauth/authorize`);
+  for (const [key, value] of Object.entries({
+    response_type: 'code',
+    client_id: registered.client_id,
+    redirect_uri: REDIRECT,
+    resource,
+    scope: 'mcp:tools',
+    state: 'state-1',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  })) authorize.searchParams.set(key, value);
+  const { code } = await new TestBrowser().authorize(authorize, REDIRECT);
+  return { clientId: registered.client_id, code, verifier };
+}
+
+/** The authorization code grant for `resource`, with `proof` when given. */
+async function redeem(resource: string, proof?: (tokenEndpoint: { htm: string; htu: string }) => Promise<string>) {
+  const { clientId, code, verifier } = await authorizationCode(resource);
+  const form = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, client_id: clientId, resource };
+  return postToken(form, await proof?.({ htm: 'POST', htu: `${gateway.url}/oauth/token` }));
+}
+
+describe('Bearer tokens', () => {
+  it('a client that sends no proof gets a Bearer token: refused by the required route, taken by the accepted route', async () => {
+    const answer = await redeem(accepted);
     expect(answer.status).toBe(200);
     expect(answer.body.token_type).toBe('Bearer');
     const accessToken = String(answer.body.access_token);
     expect(decodeJwt(accessToken).cnf).toBeUndefined();
     expect(await initialize(accepted, `Bearer ${accessToken}`)).toBe(200);
     expect(await initialize(required, `Bearer ${accessToken}`)).toBe(401);
+  });
+
+  it('a proof sent for a bearer_only route is ignored: a Bearer token that route takes (RFC 9449 §5)', async () => {
+    const key = await createDpopKey();
+    const answer = await redeem(bearerOnly, (tokenEndpoint) => key.proof(tokenEndpoint));
+    expect(answer.status).toBe(200);
+    expect(answer.body.token_type).toBe('Bearer');
+    const accessToken = String(answer.body.access_token);
+    expect(decodeJwt(accessToken).cnf).toBeUndefined();
+    expect(await initialize(bearerOnly, `Bearer ${accessToken}`)).toBe(200);
+  });
+
+  it('a proof sent for a DPoP route binds the token (the same raw client, for contrast)', async () => {
+    const key = await createDpopKey();
+    const answer = await redeem(accepted, (tokenEndpoint) => key.proof(tokenEndpoint));
+    expect(answer.status).toBe(200);
+    expect(answer.body.token_type).toBe('DPoP');
+    expect(decodeJwt(String(answer.body.access_token)).cnf).toEqual({ jkt: key.jkt });
   });
 });
