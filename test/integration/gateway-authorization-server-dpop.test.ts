@@ -177,20 +177,23 @@ describe("the gateway's authorization server issues DPoP-bound tokens", () => {
   });
 });
 
-/** A public client registered for `resource`, the person signed in and allowing: the code and its PKCE verifier. */
-async function authorizationCode(resource: string): Promise<{ clientId: string; code: string; verifier: string }> {
-  const registered = (await (
-    await fetch(`${gateway.url}/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Raw client', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], token_endpoint_auth_method: 'none' }),
-    })
-  ).json()) as { client_id: string };
+async function registerClient(): Promise<string> {
+  const response = await fetch(`${gateway.url}/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_name: 'Raw client', redirect_uris: [REDIRECT], grant_types: ['authorization_code'], token_endpoint_auth_method: 'none' }),
+  });
+  return ((await response.json()) as { client_id: string }).client_id;
+}
+
+/** The person signs in and allows `clientId` (a new public client by default) for `resource`: the code and its PKCE verifier. */
+async function authorizationCode(resource: string, clientId?: string): Promise<{ clientId: string; code: string; verifier: string }> {
+  const client = clientId ?? (await registerClient());
   const verifier = randomBytes(32).toString('base64url');
   const authorize = new URL(`${gateway.url}/oauth/authorize`);
   for (const [key, value] of Object.entries({
     response_type: 'code',
-    client_id: registered.client_id,
+    client_id: client,
     redirect_uri: REDIRECT,
     resource,
     scope: 'mcp:tools',
@@ -199,17 +202,20 @@ async function authorizationCode(resource: string): Promise<{ clientId: string; 
     code_challenge_method: 'S256',
   })) authorize.searchParams.set(key, value);
   const { code } = await new TestBrowser().authorize(authorize, REDIRECT);
-  return { clientId: registered.client_id, code, verifier };
+  return { clientId: client, code, verifier };
 }
 
-/** The authorization code grant for `resource`, with `proof` when given. */
+/** The token request of an authorization code for `resource`. */
+function codeForm(resource: string, { clientId, code, verifier }: { clientId: string; code: string; verifier: string }): Record<string, string> {
+  return { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, client_id: clientId, resource };
+}
+
+/** The authorization code grant for `resource` by a new public client, with `proof` when given. */
 async function redeem(resource: string, proof?: (tokenEndpoint: { htm: string; htu: string }) => Promise<string>) {
-  const { clientId, code, verifier } = await authorizationCode(resource);
-  const form = { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT, client_id: clientId, resource };
-  return postToken(form, await proof?.({ htm: 'POST', htu: `${gateway.url}/oauth/token` }));
+  return postToken(codeForm(resource, await authorizationCode(resource)), await proof?.({ htm: 'POST', htu: `${gateway.url}/oauth/token` }));
 }
 
-describe('Bearer tokens', () => {
+describe('raw clients at the token endpoint', () => {
   it('a client that sends no proof gets a Bearer token: refused by the required route, taken by the accepted route', async () => {
     const answer = await redeem(accepted);
     expect(answer.status).toBe(200);
@@ -236,5 +242,20 @@ describe('Bearer tokens', () => {
     expect(answer.status).toBe(200);
     expect(answer.body.token_type).toBe('DPoP');
     expect(decodeJwt(String(answer.body.access_token)).cnf).toEqual({ jkt: key.jkt });
+  });
+
+  it("a proof replayed at the token endpoint (the same client's next code) is refused; a fresh proof by the same key is not", async () => {
+    const key = await createDpopKey();
+    const clientId = await registerClient();
+    const tokenEndpoint = { htm: 'POST', htu: `${gateway.url}/oauth/token` };
+    const proof = await key.proof(tokenEndpoint);
+    const first = await postToken(codeForm(accepted, await authorizationCode(accepted, clientId)), proof);
+    expect(first.status).toBe(200);
+    const replayed = await postToken(codeForm(accepted, await authorizationCode(accepted, clientId)), proof);
+    expect(replayed.status).toBe(400);
+    expect(replayed.body.error).toBe('invalid_grant');
+    const fresh = await postToken(codeForm(accepted, await authorizationCode(accepted, clientId)), await key.proof(tokenEndpoint));
+    expect(fresh.status).toBe(200);
+    expect(decodeJwt(String(fresh.body.access_token)).cnf).toEqual({ jkt: key.jkt });
   });
 });
