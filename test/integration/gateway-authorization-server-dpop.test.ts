@@ -29,11 +29,12 @@ let gateway: RunningGatewayAs;
 let required: string;
 let accepted: string;
 let bearerOnly: string;
+let withNonce: string;
 let configDir: string;
 const people = { next: 'alice', groups: { alice: ['calc-admins'] } as Record<string, string[]> };
 
 /** `login <resource> --no-browser`, the person played by a browser that signs in at the IdP and allows on the consent page. */
-async function login(resource: string): Promise<{ code: number; stderr: string }> {
+async function login(resource: string, dir = configDir): Promise<{ code: number; stderr: string }> {
   let stderr = '';
   const visits: Promise<unknown>[] = [];
   const output = {
@@ -46,13 +47,13 @@ async function login(resource: string): Promise<{ code: number; stderr: string }
       }
     },
   };
-  const code = await runLoginCommand([resource, '--no-browser', '--timeout', '5s'], output, { [CONFIG_DIR_VARIABLE]: configDir });
+  const code = await runLoginCommand([resource, '--no-browser', '--timeout', '5s'], output, { [CONFIG_DIR_VARIABLE]: dir });
   await Promise.all(visits);
   return { code, stderr };
 }
 
-async function storedToken(): Promise<StoredToken> {
-  const [stored] = allTokens(await readTokenStore(join(configDir, 'tokens.json')));
+async function storedToken(dir = configDir): Promise<StoredToken> {
+  const [stored] = allTokens(await readTokenStore(join(dir, 'tokens.json')));
   if (stored === undefined) throw new Error('login stored no token');
   return stored;
 }
@@ -93,6 +94,7 @@ beforeAll(async () => {
   required = `${publicUrl}/calc/mcp`;
   accepted = `${publicUrl}/calc-accepted/mcp`;
   bearerOnly = `${publicUrl}/calc-bearer/mcp`;
+  withNonce = `${publicUrl}/calc-nonce/mcp`;
   idp = await startEnterpriseIdp(publicUrl, people);
   // The `calc` route (last in the YAML) requires DPoP; a second route takes Bearer and DPoP tokens, a third Bearer only.
   const yaml = `${gatewayAsYaml({ idpIssuer: idp.issuer, upstream: calculator.url, port })}    dpop: { mode: required }
@@ -106,6 +108,11 @@ beforeAll(async () => {
     upstream: { url: "${calculator.url}" }
     scopes_supported: [mcp:tools]
     dpop: { mode: bearer_only, algorithms: [RS512] }
+  - name: calc-nonce
+    path: /calc-nonce/mcp
+    upstream: { url: "${calculator.url}" }
+    scopes_supported: [mcp:tools]
+    dpop: { mode: required, require_nonce: true }
 `;
   gateway = await startGatewayAs(yaml, { AS_KEYS: await signingKeySet(), IDP_SECRET: IDP_CLIENT.secret });
   configDir = await mkdtemp(join(tmpdir(), 'mcp-gateway-as-dpop-'));
@@ -174,6 +181,21 @@ describe("the gateway's authorization server issues DPoP-bound tokens", () => {
     expect(byHolder.status).toBe(200);
     expect(byHolder.body.token_type).toBe('DPoP');
     expect(decodeJwt(String(byHolder.body.access_token)).cnf).toEqual(decodeJwt(stored.accessToken).cnf);
+  });
+
+  it("login on a route requiring the resource's nonce: the server nonces of the route and of the authorization server, one origin, both work (code and refresh)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mcp-gateway-as-dpop-nonce-'));
+    const first = await login(withNonce, dir);
+    expect(first.stderr).toMatch(/tools\/list: \d+ tool\(s\)/);
+    expect(first.code).toBe(0);
+    const before = await storedToken(dir);
+    expect(before.tokenType).toBe('DPoP');
+    await saveToken(join(dir, 'tokens.json'), { ...before, expiresAt: new Date(Date.now() - 60_000).toISOString() });
+    const refreshed = await login(withNonce, dir);
+    expect(refreshed.stderr).toContain('refreshed: scope');
+    expect(refreshed.stderr).toMatch(/tools\/list: \d+ tool\(s\)/);
+    expect(refreshed.code).toBe(0);
+    expect(decodeJwt((await storedToken(dir)).accessToken).cnf).toEqual(decodeJwt(before.accessToken).cnf);
   });
 });
 
