@@ -267,7 +267,11 @@ describe('D4 inactive tokens: 401 and a bounded negative entry', () => {
     expect(new Set(burst)).toEqual(new Set(['invalid_token']));
     for (let request = 0; request < 50; request += 1) expect(await outcome(gateway.verify(token))).toBe('invalid_token');
     expect(as.calls).toHaveLength(1);
-    expect(counters.snapshot().negativeHits).toBe(50);
+    // The 50 in a row are cache hits; of the burst, those whose lookup answered before the answer landed joined the
+    // one flight (misses), the others found the stored answer (hits): how many of each is the machine's timing.
+    const { negativeHits, cacheMisses } = counters.snapshot();
+    expect(negativeHits).toBeGreaterThanOrEqual(50);
+    expect(negativeHits + cacheMisses).toBe(100);
 
     const [entry] = await cachedEntries();
     expect(entry?.pttl).toBeGreaterThan(0);
