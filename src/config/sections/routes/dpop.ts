@@ -28,7 +28,7 @@ export const dpopSchema = z
       .array(z.enum(DPOP_ALGORITHMS, { error: `must be one of ${DPOP_ALGORITHMS.join(', ')} (HS* and none are never accepted)` }))
       .min(1)
       .default(['ES256', 'PS256', 'RS256', 'EdDSA', 'Ed25519'])
-      .describe('Signature algorithms a DPoP proof may use, advertised in the DPoP challenge (`algs`), in the route metadata, and (their union over the routes that take DPoP) by the own authorization_server of the gateway. Default: [ES256, PS256, RS256, EdDSA, Ed25519].'),
+      .describe('Signature algorithms a DPoP proof may use, advertised in the DPoP challenge (`algs`), in the route metadata, and by authorization_server (the union over the routes that take DPoP). Default: [ES256, PS256, RS256, EdDSA, Ed25519].'),
     iat_window: duration('60s', "How far a proof's iat may be from the gateway's clock, either way (RFC 9449 §11.1); each proof's jti is remembered twice this long, across replicas through the cache.", {
       min: 1_000,
       max: 300_000,
