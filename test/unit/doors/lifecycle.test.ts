@@ -1,5 +1,6 @@
 import fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { GatewayError } from '../../../src/decision/index.js';
 import { afterQueued } from '../../../src/observability/after-turn.js';
 import { registerRequestLifecycle } from '../../../src/doors/shared/lifecycle.js';
 import { createRuntimeSwitch } from '../../../src/reload/runtime-switch.js';
@@ -13,7 +14,8 @@ function lifecycleApp(onAnswered: (request: FastifyRequest, runtime: string, sta
   const app = fastify();
   apps.push(app);
   const runtimes = createRuntimeSwitch('first', { retire: () => Promise.resolve(), retireAfterMs: 60_000 });
-  const lifecycle = registerRequestLifecycle(app, runtimes, { onAnswered });
+  const refuse = (_request: FastifyRequest, reply: FastifyReply, error: GatewayError) => void reply.code(503).send(error.code);
+  const lifecycle = registerRequestLifecycle(app, runtimes, refuse, { onAnswered });
   return { app, runtimes, lifecycle };
 }
 
