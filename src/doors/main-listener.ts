@@ -32,7 +32,7 @@ export function requestIdOf(headers: IncomingHttpHeaders): string {
 
 /**
  * A door that serves some requests on Node's own request and response, before fastify routes them: `claim`
- * answers true when it took the request. Set once the door is built (`MainListener.front`).
+ * answers true when it took the request. Set once the door is built (gateway/build.ts).
  */
 export interface FrontDoor {
   claim: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
@@ -75,6 +75,12 @@ export function buildMainListener(limits: LimitSettings, logger: Logger, metrics
     },
   });
   app.decorateRequest('decision', null);
+  // A request that reaches fastify without going through its server (`app.inject`: tests, tools) meets the same
+  // front door first; on the server a request gets here only once the door has passed it by.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (front.claim?.(request.raw, reply.raw) === true) reply.hijack();
+    else done();
+  });
   app.setErrorHandler((error: FastifyError, request, reply) => sendRefusal(metrics, request, reply, refusalOf(error)));
   return app;
 }
