@@ -1,19 +1,18 @@
 import { METHODS, type IncomingMessage } from 'node:http';
-import type { FastifyInstance, FastifyRequest, HTTPMethods } from 'fastify';
+import type { FastifyInstance, HTTPMethods } from 'fastify';
 import { GatewayError } from '../../decision/index.js';
 import { declaresBody } from './lifecycle.js';
 
 /**
- * Both doors keep a request's body as the exact bytes received, whatever its media type: what the decision
- * evaluates is what the upstream gets (no parser differential). `limitOf` is the request's own limit (a reload may
- * lower `limits.max_body_bytes`), checked once the body is complete; `bodyLimit`, fixed at start, bounds what is
- * buffered meanwhile.
+ * Every door keeps a request's body as the exact bytes received, whatever its media type: what the decision
+ * evaluates is what the upstream gets (no parser differential). On a fastify app the body is read by the same
+ * `readRawBody` as the proxy door's, within `bodyLimit` (a declared length over it is refused before reading).
  */
-export function keepRawBodies(app: FastifyInstance, bodyLimit: number, limitOf: (request: FastifyRequest) => number | undefined = () => undefined): void {
+export function keepRawBodies(app: FastifyInstance, bodyLimit: number): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (request, body, done) => {
-    const limit = limitOf(request);
-    done(limit !== undefined && body.length > limit ? new GatewayError('payload_too_large') : null, body);
+  app.addContentTypeParser('*', (request, payload, done) => {
+    if (Number(request.headers['content-length']) > bodyLimit) return done(new GatewayError('payload_too_large'), undefined);
+    return readRawBody(payload, bodyLimit, (error, body) => done(error ?? null, body));
   });
 }
 
