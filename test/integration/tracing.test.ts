@@ -303,6 +303,18 @@ describe('tracing through the proxy', () => {
     expect(request.events.at(-1)).toBe('token');
   });
 
+  it("a query on a route's path is not recorded: the proxy door's span names the path alone", async () => {
+    const canary = 'query-token-canary-5d1';
+    minted.push(canary);
+    const traceId = hex(32, '6');
+    const response = await post(`/calc/mcp?access_token=${canary}`, { jsonrpc: '2.0', id: 7, method: 'tools/list' }, { traceparent: `00-${traceId}-${hex(16, '7')}-01` });
+    // A token in the query is refused (RFC 6750 §2.3 is not supported); its span is still recorded.
+    expect(response.status).toBe(400);
+    const request = only(await traceOf(traceId, (found) => found.some(isRequestSpan)), isRequestSpan, 'request span');
+    expect(request.name).toBe('POST /calc/mcp');
+    expect(request.attributes).toMatchObject({ 'url.path': '/calc/mcp', 'http.route': '/calc/mcp', 'http.request.method': 'POST' });
+  });
+
   it("an unsampled caller's trace is not recorded, yet continues to the upstream", async () => {
     const traceId = hex(32, '3');
     upstream.requests.length = 0;
