@@ -39,9 +39,10 @@ import { classifyUpstreamFailure } from './upstream-errors.js';
  * The proxy door: the MCP requests of the configured routes, served on Node's own request and response, before
  * fastify routes anything (fastify keeps metadata, health, consent and the unmatched paths). The framework's
  * per-request machinery (routing, hooks, reply, content-type parsing) was most of what the gateway cost beyond a
- * bare node:http + undici proxy (bench/README.md, issue 29's profile); what a request needs of it is here, on the
- * listener's one lifecycle (doors/shared/lifecycle.ts: pinning, tracking, draining, K10) and the shared raw body,
- * refusal and observer glue.
+ * bare node:http + undici proxy (bench/README.md, the proxy door's profile); what a request needs of it is here,
+ * on the listener's one lifecycle (doors/shared/lifecycle.ts: pinning, tracking, draining, closing after an unread
+ * body) and the shared raw body, refusal and observer glue. Traced, the door starts the request's span itself
+ * (`DoorTracing.startRequest`): @fastify/otel never sees these requests.
  */
 export interface ProxyDoorOptions {
   /** The main listener's lifecycle, shared with its fastify routes. */
@@ -81,7 +82,7 @@ class ProxyRequest implements LifecycleRequest, Responder, RefusedRequest {
   readonly method: string;
   readonly url: string;
   decision: DecisionState | null = null;
-  /** The body was read whole: an answer then keeps the connection (checklist K10). */
+  /** The body was read whole: an answer then keeps the connection (`RequestTracker.answering`). */
   bodyRead = false;
   /** An answer was handed over (the lifecycle's `sent`). */
   sent = false;
@@ -114,7 +115,7 @@ class ProxyRequest implements LifecycleRequest, Responder, RefusedRequest {
     return (this.#log ??= lazyRequestLogger(this.door.logger, { reqId: this.id }, {}));
   }
 
-  /** The headers of an answer: the decision's CORS headers first, then the answer's own; K10's close. */
+  /** The headers of an answer: the decision's CORS headers first, then the answer's own; the close after an unread body. */
   #begin(status: number, headers: Readonly<OutgoingHeaders>): OutgoingHeaders {
     this.sent = true;
     const cors = this.decision?.responseHeaders;

@@ -70,9 +70,9 @@ export interface RequestTracker<T, R extends LifecycleRequest = LifecycleRequest
    */
   track(request: R, responder: Responder): GatewayError | undefined;
   /**
-   * The request's answer starts with `status`. Returns true when the answer must close the connection: checklist
-   * K10, an answer given before the request's body was read (Node would otherwise read and discard that body to
-   * keep the connection alive, so a refused client could still make the gateway wait).
+   * The request's answer starts with `status`. Returns true when the answer must close the connection: an
+   * answer given before the request's body was read (Node would otherwise read and discard that body to keep the
+   * connection alive, so a refused client could still make the gateway wait).
    */
   answering(request: R, status: number, bodyRead: boolean): boolean;
   /** The runtime the request was pinned to when it arrived. */

@@ -28,7 +28,7 @@ export function acceptEveryMethod(app: FastifyInstance): HTTPMethods[] {
   return app.supportedMethods.filter((method) => method !== 'CONNECT');
 }
 
-/** Methods whose body is never read (as fastify treats them): a body they declare is left unread (checklist K10). */
+/** Methods whose body is never read (as fastify treats them): a body they declare is left unread (its answer closes the connection). */
 const BODYLESS_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'TRACE']);
 
 /** The request's body is to be read: a method that carries one, and a declared length other than 0 or chunked. */
