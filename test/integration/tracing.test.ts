@@ -13,7 +13,7 @@ import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { eventually } from '../helpers/poll.js';
 import { startRedis, uniquePrefix, type RedisHandle } from '../helpers/redis.js';
-import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { jsonRpcEcho, neverAnswering, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 /**
  * OpenTelemetry tracing against a real OTLP/HTTP receiver (test/helpers/otlp-receiver.ts decodes what the gateway
@@ -313,6 +313,36 @@ describe('tracing through the proxy', () => {
     const request = only(await traceOf(traceId, (found) => found.some(isRequestSpan)), isRequestSpan, 'request span');
     expect(request.name).toBe('POST /calc/mcp');
     expect(request.attributes).toMatchObject({ 'url.path': '/calc/mcp', 'http.route': '/calc/mcp', 'http.request.method': 'POST' });
+  });
+
+  it('a client gone before any answer exports no request span; the message span it opened still ends', async () => {
+    const requestTrace = hex(32, 'c');
+    const messageTrace = hex(32, 'd');
+    const { reached, closed } = neverAnswering(upstream);
+    try {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'add', _meta: { traceparent: `00-${messageTrace}-${hex(16, 'e')}-01` } } });
+      const outgoing = httpRequest(`${gatewayUrl}/calc/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${await bearer(CALC)}`,
+          traceparent: `00-${requestTrace}-${hex(16, 'f')}-01`,
+        },
+      });
+      outgoing.on('error', () => undefined);
+      outgoing.end(body);
+      await reached;
+      outgoing.destroy();
+      await closed;
+      // Both spans end (or not) on the same response's close, the request span's listener first: once the message
+      // span is exported, a request span would have been too.
+      await traceOf(messageTrace, (found) => found.some((span) => span.name === 'tools/call add'));
+      await tracing.provider.forceFlush();
+      expect(receiver.spans().filter((span) => span.traceId === requestTrace && isRequestSpan(span))).toEqual([]);
+    } finally {
+      upstream.respondWith(jsonRpcEcho);
+    }
   });
 
   it("an unsampled caller's trace is not recorded, yet continues to the upstream", async () => {

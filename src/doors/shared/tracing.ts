@@ -192,11 +192,11 @@ export function createDoorTracing(principalOf: AuditPrincipal): DoorTracing {
         parent,
       );
       response.once('close', () => {
-        // A client gone before any answer leaves no status to record.
-        if (response.headersSent) {
-          span.setAttribute('http.response.status_code', response.statusCode);
-          if (response.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-        }
+        // As on fastify's doors (README "Tracing"): a request whose client went away before any answer exports no
+        // request span; an unended span is only garbage.
+        if (!response.headersSent) return;
+        span.setAttribute('http.response.status_code', response.statusCode);
+        if (response.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
         span.end();
       });
       return new ProxyRequestSpan(tracer, trace.setSpan(parent, span), span, response, principalOf);
