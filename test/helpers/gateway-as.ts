@@ -58,6 +58,8 @@ export interface GatewayAsOptions {
   /** Port of the public URL (the issuer), when this replica listens elsewhere. Default: `port`. */
   readonly publicPort?: number;
   readonly extra?: string;
+  /** `sign_in.auth_method`; default: the key left out (client_secret_basic). */
+  readonly signInAuthMethod?: 'client_secret_basic' | 'client_secret_post';
 }
 
 /** A gateway that is the authorization server of its `calc` route, signing people in at `idpIssuer`. */
@@ -74,7 +76,7 @@ authorization_server:
     issuer: ${options.idpIssuer}
     client_id: ${IDP_CLIENT.id}
     client_secret: \${env:IDP_SECRET}
-    scopes: [openid, email]
+    scopes: [openid, email]${options.signInAuthMethod === undefined ? '' : `\n    auth_method: ${options.signInAuthMethod}`}
   entitlements:
     - scopes: [mcp:tools]
     - scopes: [calc:write]
@@ -203,9 +205,15 @@ export class TestBrowser {
   }
 }
 
+/** Whoever plays the person at the browser for an SDK client: walks an authorization request to its code. */
+export interface PersonAtBrowser {
+  authorize(start: URL, redirectUri: string): Promise<{ readonly code: string }>;
+}
+
 /**
  * The official SDK client's OAuth side for a test: registers dynamically (or uses a Client ID Metadata Document),
- * and lets `browser` play the person. The code lands in `code` for the transport's `finishAuth`.
+ * and lets `browser` (a TestBrowser, or Chromium at a real IdP) play the person. The code lands in `code` for the
+ * transport's `finishAuth`.
  */
 export class TestOAuthClient implements OAuthClientProvider {
   #client: OAuthClientInformationMixed | undefined;
@@ -214,7 +222,7 @@ export class TestOAuthClient implements OAuthClientProvider {
   code: string | undefined;
 
   constructor(
-    readonly browser: TestBrowser,
+    readonly browser: PersonAtBrowser,
     readonly options: { readonly redirectUrl: string; readonly clientMetadataUrl?: string; readonly grantTypes?: string[] },
   ) {}
 

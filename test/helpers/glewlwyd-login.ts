@@ -71,6 +71,20 @@ async function walk(page: Page, start: URL, stopAt: (url: URL) => boolean, crede
   const loginForm = page.locator('#username').waitFor({ timeout: STEP_TIMEOUT_MS }).then(() => undefined);
   const early = await Promise.race([redirected, loginForm]);
   if (early) return { outcome: 'redirected', url: early };
+  const turn = await signInOnLoginPage(page, credentials, decline);
+  if (turn.outcome === 'refused') return turn;
+  return { outcome: 'redirected', url: await withinStepTimeout(redirected, `a redirect leaving ${page.url()}`) };
+}
+
+/** How the person's turn on glewlwyd's login page ended. */
+export type LoginPageTurn = { readonly outcome: 'continued' } | Extract<GlewlwydSignIn, { outcome: 'refused' }>;
+
+/**
+ * The person's turn on glewlwyd's login page, open in `page`: the password, the consent screen while a scope lacks a
+ * grant, then "Continue" back to the authorization endpoint, whose redirect the caller awaits (e.g. a relying party
+ * such as the gateway that glewlwyd sends the browser back to).
+ */
+export async function signInOnLoginPage(page: Page, credentials: Credentials, decline: readonly string[] = []): Promise<LoginPageTurn> {
   await page.locator('#username').fill(credentials.username);
   await page.locator('#password').fill(credentials.password);
   // The grants are asked for right after a successful password check: listen before clicking.
@@ -87,7 +101,7 @@ async function walk(page: Page, start: URL, stopAt: (url: URL) => boolean, crede
   const { scope } = (await (await grants).json()) as GrantList;
   if (scope.some((entry) => !entry.granted)) await grantScopes(page, decline);
   await page.locator('button[title="Continue to client application"]').click({ timeout: STEP_TIMEOUT_MS });
-  return { outcome: 'redirected', url: await withinStepTimeout(redirected, `a redirect leaving ${page.url()}`) };
+  return { outcome: 'continued' };
 }
 
 /** Matches redirects to the authorization request's `redirect_uri` (any query: it carries code and state or error). */

@@ -154,7 +154,12 @@ describe('glewlwyd as the IdP of authorization_server.sign_in', () => {
     expect(callback.searchParams.get('state')).toBe(state);
 
     const result = await login.finish(callback.searchParams.get('code') ?? '', started.codeVerifier, REDIRECT_URI, nonce);
-    expect(result).toEqual({ ok: true, user: { issuer: idp.issuer, subject: expect.any(String) as unknown } });
+    // The verified claims come along: the authorization server's entitlements are decided from them.
+    expect(result).toEqual({
+      ok: true,
+      user: { issuer: idp.issuer, subject: expect.any(String) as unknown },
+      claims: expect.objectContaining({ iss: idp.issuer, nonce, groups: ALICE.claims.groups }) as unknown,
+    });
   });
 
   it('a wrong password stays on the login page: no code is issued', async () => {
