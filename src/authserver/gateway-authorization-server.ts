@@ -15,10 +15,11 @@ import { createSignInSealer } from '../grants/sign-in.js';
 import { consentableScopes, entitledScopes } from './entitlements.js';
 import { failurePage } from '../grants/pages.js';
 import { PAGE_HEADERS, renderErrorPage, renderGatewayConsentPage } from './pages.js';
+import { dpopNonceSecret, dpopSigningAlgorithms } from './dpop.js';
 import { buildProviderConfiguration } from './provider-config.js';
 import { isLoopbackHostname } from './redirect-uris.js';
 import { registrationCors } from './registration-cors.js';
-import { createResourceRegistry, defaultScopeFromResource } from './resources.js';
+import { createResourceRegistry, defaultScopeFromResource, type ResourceRegistry } from './resources.js';
 import { resourcesFromRoutes } from './from-config.js';
 import { withLoopbackClients } from './client-adapter.js';
 import { createLoopbackClientResolver } from './loopback-client-resolver.js';
@@ -212,6 +213,7 @@ function createServer(
     signingAlg,
   });
   const features = base.features ?? {};
+  const dpopAlgorithms = dpopSigningAlgorithms(routes);
   const configuration: Configuration = {
     ...base,
     // Its own cookie names: the IdP is often another oidc-provider on the same host (browsers ignore the port).
@@ -231,7 +233,12 @@ function createServer(
       ...features,
       registration: { enabled: settings.dynamicRegistration, initialAccessToken: false, issueRegistrationAccessToken: false },
       clientIdMetadataDocument: { ...features.clientIdMetadataDocument, enabled: settings.clientIdMetadataDocuments },
+      // RFC 9449: a token request with a proof gets an access token bound by cnf.jkt, and a public client's refresh
+      // token is bound to the same key (§5); a request without one gets a Bearer token. Nonces are offered (a
+      // client whose clock is off is asked for one instead of refused), never required.
+      dPoP: dpopAlgorithms.length === 0 ? { enabled: false } : { enabled: true, nonceSecret: dpopNonceSecret(services.keySecret) },
     },
+    enabledJWA: { ...base.enabledJWA, ...(dpopAlgorithms.length === 0 ? {} : { dPoPSigningAlgValues: dpopAlgorithms }) },
     interactions: { url: (_ctx, interaction) => `${interactionBase}/${interaction.uid}` },
     // Consent is per person and client: remembered across browser sessions until withdrawn.
     loadExistingGrant: async (ctx: KoaContextWithOIDC) => {
@@ -263,6 +270,7 @@ function createServer(
   provider.proxy = issuer.startsWith('https:');
   provider.use(registrationCors(provider.pathFor('registration')));
   provider.use(refreshInsideConsent(provider));
+  provider.use(proofIgnoredForBearerOnly(provider, createResourceRegistry(resourcesFromRoutes(routes.filter((route) => route.dpop.mode === 'bearer_only')))));
   provider.use(defaultScopeFromResource(resourceRegistry, provider.pathFor('authorization')));
   provider.on('server_error', (_ctx, err) => logger?.error({ err }, 'authorization server error'));
   provider.on('grant.revoked', (_ctx, grantId) => audit({ action: 'revoke', grant: grantId.slice(0, 8), by: 'client' }));
@@ -476,6 +484,22 @@ function createServer(
 function formOf(ctx: KoaContextWithOIDC): URLSearchParams | undefined {
   const body = (ctx.req as IncomingMessage & { body?: unknown }).body;
   return Buffer.isBuffer(body) || typeof body === 'string' ? new URLSearchParams(body.toString()) : undefined;
+}
+
+/**
+ * A token request for a `bearer_only` route gets a Bearer token even with a DPoP proof (RFC 9449 §5: the server
+ * may ignore the proof, the client reads `token_type`): a bound token would be refused there. oidc-provider binds
+ * whenever a proof comes, so the proof is dropped before it reads the request. A bound refresh token still needs
+ * its proof, so it is refused for such a route.
+ */
+function proofIgnoredForBearerOnly(provider: Provider, bearerOnlyResources: ResourceRegistry) {
+  const tokenPath = provider.pathFor('token');
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<unknown>): Promise<unknown> => {
+    if (ctx.path === tokenPath && ctx.method === 'POST' && formOf(ctx)?.getAll('resource').some((resource) => bearerOnlyResources.find(resource) !== undefined)) {
+      delete ctx.req.headers.dpop;
+    }
+    return next();
+  };
 }
 
 /**
