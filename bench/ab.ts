@@ -9,7 +9,7 @@ import { CLIENT_CORE, startStack, type Stack } from './stack.js';
 
 /**
  * Compares gateway builds on one machine: one gateway per build (same config, ports of their own) and the bare
- * fastify + reply-from proxy are loaded at the same time, 64 connections each, all on the servers' core, so a noisy
+ * fastify + reply-from proxy (`--reference undici`: the node:http + undici Pool one) are loaded at the same time, 64 connections each, all on the servers' core, so a noisy
  * neighbour hits them all alike; CPU per request is read per process. Prints each build's CPU per request and its
  * ratio to the reference proxy per round, then the medians. For judging a change to the hot path on a noisy
  * machine; `npm run bench` stays the record (it loads one proxy at a time).
@@ -23,7 +23,8 @@ import { CLIENT_CORE, startStack, type Stack } from './stack.js';
  * An entry written `dist/main.js@traces=0.1` runs with `telemetry.traces` at that sample ratio, exporting to a sink
  * in this process that answers every export at once (what the gateway pays, not what a collector does).
  */
-const usage = 'usage: tsx bench/ab.ts [--rounds N] [--mode c64|c1] [--scenario jwt-reused] [--ms 3000] [--gateway-flags=F] <main.js[@traces=RATIO]> ...';
+const usage =
+  'usage: tsx bench/ab.ts [--rounds N] [--mode c64|c1] [--scenario jwt-reused] [--reference reply-from|undici] [--ms 3000] [--gateway-flags=F] <main.js[@traces=RATIO]> ...';
 const { values, positionals: entries } = parseArgs({
   allowPositionals: true,
   options: {
@@ -32,9 +33,13 @@ const { values, positionals: entries } = parseArgs({
     scenario: { type: 'string', default: 'jwt-reused' },
     ms: { type: 'string', default: '3000' },
     'gateway-flags': { type: 'string' },
+    reference: { type: 'string', default: 'reply-from' },
   },
 });
 if (entries.length === 0 || (values.mode !== 'c64' && values.mode !== 'c1')) throw new Error(usage);
+if (values.reference !== 'reply-from' && values.reference !== 'undici') throw new Error(usage);
+/** The reference proxy loaded beside the builds: bare fastify + reply-from (default), or node:http + undici Pool. */
+const referenceName = values.reference === 'undici' ? 'undici-pool' : 'reply-from';
 
 /** `path@traces=RATIO`: the build at `path`, traced at that sample ratio. */
 function parseEntry(entry: string): { readonly path: string; readonly tracesRatio: number | undefined } {
@@ -98,7 +103,7 @@ const median = (values: readonly number[]): number => {
   return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 };
 
-/** `--mode c64`: CPU per request of each build, all loaded at once, as a ratio to reply-from's. */
+/** `--mode c64`: CPU per request of each build, all loaded at once, as a ratio to the reference's. */
 async function compareCpu(targets: readonly Target[]): Promise<void> {
   // Every process shares one core with the others: each gets its share of the warm-up.
   await cpuPerRequest(targets, WARMUP_MS * targets.length);
@@ -107,19 +112,19 @@ async function compareCpu(targets: readonly Target[]): Promise<void> {
     const measured = await cpuPerRequest(targets, durationMs);
     measured.forEach((value, index) => cpu[index]?.push(value));
     const [referenceCpu = NaN, ...gatewayCpu] = measured;
-    console.log(`round ${round}: reply-from ${referenceCpu.toFixed(1)} µs  ${gatewayCpu.map((value, index) => `#${index} ${value.toFixed(1)} µs ×${(value / referenceCpu).toFixed(2)}`).join('  ')}`);
+    console.log(`round ${round}: ${referenceName} ${referenceCpu.toFixed(1)} µs  ${gatewayCpu.map((value, index) => `#${index} ${value.toFixed(1)} µs ×${(value / referenceCpu).toFixed(2)}`).join('  ')}`);
   }
   const referenceMedian = median(cpu[0] ?? []);
-  console.log(`reply-from: median ${referenceMedian.toFixed(1)} µs/req`);
+  console.log(`${referenceName}: median ${referenceMedian.toFixed(1)} µs/req`);
   entries.forEach((entry, index) => {
     const own = cpu[index + 1] ?? [];
     const ratios = own.map((value, round) => value / (cpu[0]?.[round] ?? NaN));
     const versusFirst = own.map((value, round) => value / (cpu[1]?.[round] ?? NaN));
-    console.log(`#${index} ${entry}: median ${median(own).toFixed(1)} µs/req, ×${median(ratios).toFixed(3)} reply-from, ×${median(versusFirst).toFixed(3)} #0 (medians of ${rounds} rounds)`);
+    console.log(`#${index} ${entry}: median ${median(own).toFixed(1)} µs/req, ×${median(ratios).toFixed(3)} ${referenceName}, ×${median(versusFirst).toFixed(3)} #0 (medians of ${rounds} rounds)`);
   });
 }
 
-/** `--mode c1`: added p50 at one connection of each build, as a ratio to reply-from's, per round and in medians. */
+/** `--mode c1`: added p50 at one connection of each build, as a ratio to the reference's, per round and in medians. */
 async function compareLatency(targets: readonly Target[], direct: Target): Promise<void> {
   const all = [direct, ...targets];
   await p50OneByOne(all, WARMUP_MS, 0);
@@ -132,15 +137,15 @@ async function compareLatency(targets: readonly Target[], direct: Target): Promi
       cpu[index]?.push(value.cpu);
     });
     const [referenceAdded = NaN, ...gatewayAdded] = measured.map((value) => value.p50 - direct.p50);
-    console.log(`round ${round}: direct p50 ${direct.p50.toFixed(1)} µs, added: reply-from ${referenceAdded.toFixed(1)} µs  ${gatewayAdded.map((value, index) => `#${index} ${value.toFixed(1)} µs ×${(value / referenceAdded).toFixed(2)}`).join('  ')}`);
+    console.log(`round ${round}: direct p50 ${direct.p50.toFixed(1)} µs, added: ${referenceName} ${referenceAdded.toFixed(1)} µs  ${gatewayAdded.map((value, index) => `#${index} ${value.toFixed(1)} µs ×${(value / referenceAdded).toFixed(2)}`).join('  ')}`);
   }
   const ratiosTo = (own: readonly number[], reference: readonly number[]): number[] => own.map((value, round) => value / (reference[round] ?? NaN));
-  console.log(`reply-from: median added p50 ${median(added[0] ?? []).toFixed(1)} µs, CPU ${median(cpu[0] ?? []).toFixed(1)} µs/req`);
+  console.log(`${referenceName}: median added p50 ${median(added[0] ?? []).toFixed(1)} µs, CPU ${median(cpu[0] ?? []).toFixed(1)} µs/req`);
   entries.forEach((entry, index) => {
     const ownAdded = added[index + 1] ?? [];
     const ownCpu = cpu[index + 1] ?? [];
     console.log(
-      `#${index} ${entry}: median added p50 ${median(ownAdded).toFixed(1)} µs, ×${median(ratiosTo(ownAdded, added[0] ?? [])).toFixed(3)} reply-from; ` +
+      `#${index} ${entry}: median added p50 ${median(ownAdded).toFixed(1)} µs, ×${median(ratiosTo(ownAdded, added[0] ?? [])).toFixed(3)} ${referenceName}; ` +
         `CPU ${median(ownCpu).toFixed(1)} µs/req, ×${median(ratiosTo(ownCpu, cpu[0] ?? [])).toFixed(3)} (medians of ${rounds} rounds)`,
     );
   });
@@ -174,9 +179,9 @@ try {
   const scenario = find(values.scenario);
   const gateways = [stack.gateway];
   for (const { path, tracesRatio } of builds.slice(1)) gateways.push(await stack.extraGateway(path, tracesYaml(tracesRatio)));
-  const reference = stack.references['reply-from'];
+  const reference = stack.references[referenceName];
   const targets: Target[] = [
-    { pid: reference.pid, origin: reference.origin, scenario: find('ref-reply-from') },
+    { pid: reference.pid, origin: reference.origin, scenario: find(`ref-${referenceName}`) },
     ...gateways.map((gateway) => ({ pid: gateway.pid, origin: gateway.origin, scenario })),
   ];
   if (values.mode === 'c1') await compareLatency(targets, { pid: stack.upstream.pid, origin: stack.upstream.origin, scenario: find('direct') });

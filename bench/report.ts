@@ -1,4 +1,5 @@
 import type { ResultRow } from './results.js';
+import { formatSpread, type RoundsSummary, type Spread } from './rounds.js';
 import { NOT_MEASURED, type SpecialResults, type TargetResult } from './targets.js';
 
 const MODE_LABELS: Readonly<Record<string, string>> = {
@@ -36,6 +37,19 @@ export function formatRows(rows: readonly ResultRow[]): string {
       show(row.rss_mb),
     ]),
   );
+}
+
+/** The per-round figures and ratios the verdicts are taken from: median (min–max) over the rounds. */
+export function formatRounds(rounds: RoundsSummary): string {
+  const cell = (spread: Spread | undefined, unit: '×' | 'µs'): string => (spread ? formatSpread(spread, unit) : '–');
+  const lines = [`Per round (${rounds.count} rounds; median, min–max):`];
+  for (const [scenario, cpu] of Object.entries(rounds.cpuC64)) {
+    lines.push(`  ${scenario.padEnd(18)} CPU at 64 conn ${cell(cpu, 'µs').padEnd(34)} added p50 at 1 conn ${cell(rounds.addedP50C1[scenario], 'µs')}`);
+  }
+  lines.push(`  jwt-reused ÷ ref-undici-pool: CPU ${cell(rounds.jwtCpuVsUndiciPool, '×')}, added p50 ${cell(rounds.jwtAddedP50VsUndiciPool, '×')}`);
+  lines.push(`  jwt-reused ÷ ref-reply-from:  CPU ${cell(rounds.jwtCpuVsReplyFrom, '×')}, added p50 ${cell(rounds.jwtAddedP50VsReplyFrom, '×')}`);
+  lines.push(`  introspection-hit ÷ jwt-reused: CPU ${cell(rounds.introspectionHitCpuVsJwt, '×')}; decision ÷ proxied jwt-reused: CPU ${cell(rounds.decisionCpuVsJwt, '×')}`);
+  return lines.join('\n');
 }
 
 export function formatSpecial(special: SpecialResults): string {

@@ -6,8 +6,9 @@ import { ensureBuilt } from './build.js';
 import { describeEnvironment, loadAverage } from './environment.js';
 import { runLoad, summarize } from './load.js';
 import { ask, pinProcess, sampleProcess } from './processes.js';
-import { formatRows, formatSpecial, formatTargets, renderSvg } from './report.js';
+import { formatRounds, formatRows, formatSpecial, formatTargets, renderSvg } from './report.js';
 import { aggregate, type RunRecord } from './results.js';
+import { roundOrder, summarizeRounds } from './rounds.js';
 import {
   loadScenarios,
   mintTokens,
@@ -28,8 +29,9 @@ const HELP = `npm run bench [-- options]   (tsx bench/run.ts)
 Measures the gateway against a direct connection to the same upstream on this machine: load generator pinned to
 core ${CLIENT_CORE}, servers to core ${SERVER_CORE}. Writes bench/results/latest.json and latest.svg.
 
-  --quick            reduced set, about a minute
-  --reps N           repetitions of every scenario (default 3)
+  --quick            reduced set, about two minutes
+  --rounds N         rounds (default 5): every round runs every scenario once, the compared ones back to back
+                     in an order rotating per round; verdicts are medians of per-round ratios (--reps N: the same)
   --only a,b         only these scenario ids (direct baselines are added)
   --modes c1,c64     only these modes (c1, c64, r1000, r2000)
   --cpu-prof DIR     run the gateway under node --cpu-prof, profile written to DIR on exit (the reference
@@ -57,7 +59,7 @@ interface Settings {
 
 const FULL: Settings = {
   quick: false,
-  reps: 3,
+  reps: 5,
   durationMs: { c1: 3_000, c64: 4_000, r1000: 5_000, r2000: 5_000 },
   warmupMs: 1_000,
   firstWarmupMs: 4_000,
@@ -69,7 +71,7 @@ const FULL: Settings = {
 
 const QUICK: Settings = {
   quick: true,
-  reps: 3,
+  reps: 5,
   durationMs: { c1: 600, c64: 1_000, r1000: 1_200, r2000: 1_200 },
   warmupMs: 300,
   firstWarmupMs: 800,
@@ -209,6 +211,7 @@ async function main(): Promise<void> {
     options: {
       quick: { type: 'boolean', default: false },
       reps: { type: 'string' },
+      rounds: { type: 'string' },
       only: { type: 'string' },
       modes: { type: 'string' },
       'cpu-prof': { type: 'string' },
@@ -224,7 +227,8 @@ async function main(): Promise<void> {
     return;
   }
   const base = values.quick ? QUICK : FULL;
-  const settings: Settings = { ...base, reps: values.reps === undefined ? base.reps : Math.max(1, Number(values.reps)) };
+  const roundCount = values.rounds ?? values.reps;
+  const settings: Settings = { ...base, reps: roundCount === undefined ? base.reps : Math.max(1, Number(roundCount)) };
   const only = values.only?.split(',');
   const modes = values.modes?.split(',');
   const specials = !only || only.includes('special');
@@ -257,14 +261,14 @@ async function main(): Promise<void> {
       if (scenario.upstream === 'calculator') stack.gateway.pin(SERVER_CORE);
     }
     for (let rep = 1; rep <= settings.reps; rep += 1) {
-      log(`repetition ${rep}/${settings.reps} (load ${loadAverage()})`);
+      log(`round ${rep}/${settings.reps} (load ${loadAverage()})`);
       for (const upstream of ['trivial', 'calculator'] as const) {
         const group = scenarios.filter((scenario) => scenario.upstream === upstream);
         if (group.length === 0) continue;
         // The calculator runs with the gateway off the upstream's core: the issue's "gateway on its own core".
         if (upstream === 'calculator') stack.gateway.pin(CLIENT_CORE);
         for (const mode of Object.keys(MODES) as ModeName[]) {
-          for (const scenario of group.filter((candidate) => candidate.modes.includes(mode))) {
+          for (const scenario of roundOrder(group.filter((candidate) => candidate.modes.includes(mode)), rep - 1)) {
             runs.push(await measure(stack, scenario, mode, settings, rep));
           }
         }
@@ -284,7 +288,8 @@ async function main(): Promise<void> {
     };
 
     const rows = aggregate(scenarios, runs);
-    const targets = evaluateTargets(rows, special);
+    const rounds = summarizeRounds(runs);
+    const targets = evaluateTargets(rows, special, rounds);
     const output = {
       generated_at: new Date().toISOString(),
       duration_s: Math.round((Date.now() - started) / 1000),
@@ -293,15 +298,16 @@ async function main(): Promise<void> {
       machine: { ...environment.machine, load_after: loadAverage() },
       layout: { client_core: CLIENT_CORE, server_core: SERVER_CORE, calculator_gateway_core: CLIENT_CORE },
       scenarios: rows,
+      rounds,
       special,
       targets,
       runs,
     };
-    process.stdout.write(`\n${formatRows(rows)}\n\n${formatSpecial(special)}\n\nTargets:\n${formatTargets(targets)}\n`);
+    process.stdout.write(`\n${formatRows(rows)}\n\n${formatRounds(rounds)}\n\n${formatSpecial(special)}\n\nTargets:\n${formatTargets(targets)}\n`);
     process.stdout.write(`\nload average before ${environment.machine.load_before}, after ${output.machine.load_after}\n`);
     if (!values['no-write']) {
       mkdirSync(RESULTS_DIR, { recursive: true });
-      const title = `mcp-auth-gateway latency percentiles (${settings.quick ? 'quick' : 'full'} run, ${output.generated_at.slice(0, 16)}Z, medians of ${settings.reps})`;
+      const title = `mcp-auth-gateway latency percentiles (${settings.quick ? 'quick' : 'full'} run, ${output.generated_at.slice(0, 16)}Z, medians of ${settings.reps} rounds)`;
       writeAtomically(`${RESULTS_DIR}/latest.json`, `${JSON.stringify(output, null, 2)}\n`);
       writeAtomically(`${RESULTS_DIR}/latest.svg`, `${renderSvg(rows, title)}\n`);
       process.stdout.write(`wrote ${RESULTS_DIR}/latest.json and latest.svg (${output.duration_s} s)\n`);

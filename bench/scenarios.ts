@@ -170,7 +170,7 @@ export function loadScenarios({ stack, tokens, calcSessions }: ScenarioContext):
         baseline: 'direct',
         expectStatus: 200,
         modes: ['c1', 'c64'],
-        quickModes: [],
+        quickModes: ['c1', 'c64'],
         request: () => post(stack.references[via].path, tokens.jwt, CALL),
       }),
     ),

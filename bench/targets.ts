@@ -1,4 +1,5 @@
 import type { ResultRow } from './results.js';
+import { formatSpread, type RoundsSummary, type Spread } from './rounds.js';
 import type { StreamCheck } from './sse.js';
 
 export interface KidStormRun {
@@ -47,10 +48,11 @@ export const NOT_MEASURED = 'not measured in this run';
 
 const unmeasured = (id: string, target: string): TargetResult => ({ id, target, value: NOT_MEASURED, met: null });
 
-const ratioOf = (value: number | null, base: number | null): string => (value === null || base === null || base === 0 ? '?' : (value / base).toFixed(2));
-
-/** The issue's targets, each decided from the medians of this run. */
-export function evaluateTargets(rows: readonly ResultRow[], special: SpecialResults): TargetResult[] {
+/**
+ * The issue's targets: absolute figures from the medians of this run, comparisons with the reference proxies
+ * from the medians of per-round ratios (`rounds`).
+ */
+export function evaluateTargets(rows: readonly ResultRow[], special: SpecialResults, rounds: RoundsSummary): TargetResult[] {
   const results: TargetResult[] = [];
 
   const jwtC1 = find(rows, 'jwt-reused', 'c1');
@@ -74,53 +76,60 @@ export function evaluateTargets(rows: readonly ResultRow[], special: SpecialResu
       : unmeasured('jwt-cpu', cpuTarget),
   );
 
-  // Issue 13: the same two figures, relative to the bare fastify + @fastify/reply-from proxy of the same run.
-  const refC64 = find(rows, 'ref-reply-from', 'c64');
-  const relativeCpu = 'gateway CPU per request (JWT reused, 64 connections) ≤ 1.00× bare fastify + reply-from (measured, process CPU)';
+  // Relative to the reference proxies: medians of ratios taken within each round (bench/rounds.ts).
+  const roundsNote = (spread: Spread | undefined, own: Spread | undefined, base: Spread | undefined): string =>
+    `${spread ? formatSpread(spread, '×') : '?'}; ${own ? own.median.toFixed(1) : '?'} vs ${base ? base.median.toFixed(1) : '?'} µs (medians)`;
+  const ratioTarget = (id: string, target: string, spread: Spread | undefined, own: Spread | undefined, base: Spread | undefined): TargetResult =>
+    spread ? { id, target, value: roundsNote(spread, own, base), met: spread.median <= 1 } : unmeasured(id, target);
+
   results.push(
-    jwtC64?.cpu_us_per_req != null && refC64?.cpu_us_per_req != null
-      ? {
-          id: 'jwt-cpu-vs-reply-from',
-          target: relativeCpu,
-          value: `×${(jwtC64.cpu_us_per_req / refC64.cpu_us_per_req).toFixed(2)} (${jwtC64.cpu_us_per_req} vs ${refC64.cpu_us_per_req} µs; derived ×${ratioOf(jwtC64.derived_cpu_us_per_req, refC64.derived_cpu_us_per_req)})`,
-          met: jwtC64.cpu_us_per_req <= refC64.cpu_us_per_req,
-        }
-      : unmeasured('jwt-cpu-vs-reply-from', relativeCpu),
+    ratioTarget(
+      'jwt-cpu-vs-undici-pool',
+      'gateway CPU per request (JWT reused, 64 connections) ≤ 1.00× bare node:http + undici Pool (median of per-round ratios)',
+      rounds.jwtCpuVsUndiciPool,
+      rounds.cpuC64['jwt-reused'],
+      rounds.cpuC64['ref-undici-pool'],
+    ),
+    ratioTarget(
+      'jwt-p50-vs-undici-pool',
+      'added p50 at 1 connection, JWT reused ≤ the bare node:http + undici Pool proxy’s (median of per-round ratios)',
+      rounds.jwtAddedP50VsUndiciPool,
+      rounds.addedP50C1['jwt-reused'],
+      rounds.addedP50C1['ref-undici-pool'],
+    ),
+    ratioTarget(
+      'jwt-cpu-vs-reply-from',
+      'gateway CPU per request (JWT reused, 64 connections) ≤ 1.00× bare fastify + reply-from (median of per-round ratios)',
+      rounds.jwtCpuVsReplyFrom,
+      rounds.cpuC64['jwt-reused'],
+      rounds.cpuC64['ref-reply-from'],
+    ),
+    ratioTarget(
+      'jwt-p50-vs-reply-from',
+      'added p50 at 1 connection, JWT reused ≤ the bare fastify + reply-from proxy’s (median of per-round ratios)',
+      rounds.jwtAddedP50VsReplyFrom,
+      rounds.addedP50C1['jwt-reused'],
+      rounds.addedP50C1['ref-reply-from'],
+    ),
   );
-  const refC1 = find(rows, 'ref-reply-from', 'c1');
-  const relativeP50 = 'added p50 at 1 connection, JWT reused ≤ the bare fastify + reply-from proxy’s';
-  results.push(
-    jwtC1?.added_p50_us != null && refC1?.added_p50_us != null
-      ? {
-          id: 'jwt-p50-vs-reply-from',
-          target: relativeP50,
-          value: `+${jwtC1.added_p50_us} vs +${refC1.added_p50_us} µs (×${ratioOf(jwtC1.added_p50_us, refC1.added_p50_us)})`,
-          met: jwtC1.added_p50_us <= refC1.added_p50_us,
-        }
-      : unmeasured('jwt-p50-vs-reply-from', relativeP50),
-  );
-  const decision = find(rows, 'decision-nginx', 'c64');
+
+  const decision = rounds.cpuC64['decision-nginx'];
   const decisionCost = 'decision listener (nginx auth_request style): CPU per decision, reported against a proxied JWT request';
   results.push(
-    decision?.cpu_us_per_req != null && jwtC64?.cpu_us_per_req != null
-      ? {
-          id: 'decision-cost',
-          target: decisionCost,
-          value: `${decision.cpu_us_per_req} µs per decision, ×${ratioOf(decision.cpu_us_per_req, jwtC64.cpu_us_per_req)} of a proxied request`,
-          met: null,
-        }
+    decision && rounds.decisionCpuVsJwt
+      ? { id: 'decision-cost', target: decisionCost, value: `${formatSpread(decision, 'µs')} per decision, ${formatSpread(rounds.decisionCpuVsJwt, '×')} of a proxied request`, met: null }
       : unmeasured('decision-cost', decisionCost),
   );
 
-  const hitC64 = find(rows, 'introspection-hit', 'c64');
-  const hitTarget = 'introspection with a Redis hit within 15 % of the JWT figure (gateway CPU per request)';
+  const hit = rounds.introspectionHitCpuVsJwt;
+  const hitTarget = 'introspection with a Redis hit within 15 % of the JWT figure (gateway CPU per request, median of per-round ratios)';
   results.push(
-    hitC64?.derived_cpu_us_per_req != null && jwtC64?.derived_cpu_us_per_req != null
+    hit
       ? {
           id: 'introspection-hit',
           target: hitTarget,
-          value: `${hitC64.derived_cpu_us_per_req} µs vs ${jwtC64.derived_cpu_us_per_req} µs (×${(hitC64.derived_cpu_us_per_req / jwtC64.derived_cpu_us_per_req).toFixed(2)}); rps ×${(hitC64.rps / jwtC64.rps).toFixed(2)}`,
-          met: hitC64.derived_cpu_us_per_req <= jwtC64.derived_cpu_us_per_req * 1.15,
+          value: `${formatSpread(hit, '×')}; ${rounds.cpuC64['introspection-hit']?.median.toFixed(1) ?? '?'} vs ${rounds.cpuC64['jwt-reused']?.median.toFixed(1) ?? '?'} µs (medians)`,
+          met: hit.median <= 1.15,
         }
       : unmeasured('introspection-hit', hitTarget),
   );

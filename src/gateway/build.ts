@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { RouteVerifier } from '../auth/route-verifier.js';
@@ -10,14 +11,21 @@ import { buildAdminServer } from '../doors/admin.js';
 import { registerAuthorizationServerRoutes } from '../doors/authorization-server.js';
 import { registerConsentRoutes } from '../doors/consent.js';
 import { buildDecisionServer } from '../doors/decision-listener/plugin.js';
-import { buildMainListener } from '../doors/main-listener.js';
-import { registerProxyRoutes } from '../doors/proxy/plugin.js';
+import { buildMainListener, requestIdOf, type FrontDoor } from '../doors/main-listener.js';
+import { createProxyDoor, registerUnmatchedPaths } from '../doors/proxy/plugin.js';
 import { HEALTH_PATHS, registerHealthRoutes } from '../doors/public/health.js';
 import { registerJwksRoute } from '../doors/public/jwks.js';
 import { registerMetadataRoutes } from '../doors/public/metadata.js';
-import { registerRequestLifecycle, type PendingRequest, type PendingRequests } from '../doors/shared/lifecycle.js';
+import {
+  createRequestTracker,
+  registerRequestLifecycle,
+  serveLifecycle,
+  type LifecycleRequest,
+  type PendingRequest,
+  type PendingRequests,
+} from '../doors/shared/lifecycle.js';
 import { requestObserver, upstreamObserver } from '../doors/shared/observe.js';
-import { sendRefusal } from '../doors/shared/refusal.js';
+import { refusalAnswer, sendRefusal } from '../doors/shared/refusal.js';
 import { createSigningKeySource } from '../identity/signing-key.js';
 import { hashedPrincipal } from '../observability/audit.js';
 import { runQueued } from '../observability/after-turn.js';
@@ -73,12 +81,12 @@ export interface Gateway {
 /** A replaced runtime is closed at the latest this long after a reload, whatever streams still run on it. */
 export const RETIRE_AFTER_MS = 60_000;
 
-/** Resolves when `reply` has been written out and closed, or after `withinMs` at the latest. */
-function closedWithin(reply: FastifyReply, withinMs: number): Promise<void> {
-  if (reply.raw.closed) return Promise.resolve();
+/** Resolves when `response` has been written out and closed, or after `withinMs` at the latest. */
+function closedWithin(response: ServerResponse, withinMs: number): Promise<void> {
+  if (response.closed) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, withinMs);
-    reply.raw.once('close', () => {
+    response.once('close', () => {
       clearTimeout(timer);
       resolve();
     });
@@ -118,22 +126,27 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
   let closing: Promise<void> | undefined;
   const readinessNow = () => readiness(current(), deps.cache.status(), draining);
 
-  const app = buildMainListener(config.limits, deps.logger, metrics);
+  // The proxy door serves the routes' requests on Node's own request and response; fastify everything else.
+  const front: FrontDoor = { claim: undefined };
+  const app = buildMainListener(config.limits, deps.logger, metrics, front);
   // Callers are named in spans by the keyed hash `log.audit_subject: hashed` writes, whatever the audit lines use.
   const tracing = deps.tracing?.forDoors(hashedPrincipal(services.keySecret));
-  // Before any other hook: every request's span is open when the first hook runs. Probes get none.
+  // Before any hook of fastify's routes: every request's span is open when the first of them runs. Probes get
+  // none. The proxy door's requests never reach these hooks: the door starts their spans itself.
   tracing?.register(app, { ignore: (path) => HEALTH_PATHS.has(path) });
 
-  // First: every request is pinned and tracked (refused at once while draining), counted and audited.
+  // First: every request is pinned and tracked (refused at once while draining), counted and audited, through one
+  // lifecycle whichever door serves it.
   const observe = requestObserver({ metrics, logger: deps.logger });
-  const lifecycle = registerRequestLifecycle(app, runtimes, {
-    refuse: (request) => (draining && !HEALTH_PATHS.has(pathOf(request.url)) ? new GatewayError('draining') : undefined),
+  const lifecycle = createRequestTracker(runtimes, {
+    refuse: (request: LifecycleRequest) => (draining && !HEALTH_PATHS.has(pathOf(request.url)) ? new GatewayError('draining') : undefined),
     onAnswered: (request, generation, status, latencyMs) => observe(request, generation.runtime, status, latencyMs),
   });
-  const generationOf = lifecycle.runtimeOf;
+  serveLifecycle(app, lifecycle, refuse);
+  const generationOf = (request: LifecycleRequest) => lifecycle.runtimeOf(request);
   // Requests and connections of both front doors: shutdown treats them alike.
   const doors: PendingRequests[] = [lifecycle.pending];
-  const runtimeOf = (request: FastifyRequest) => generationOf(request).runtime;
+  const runtimeOf = (request: LifecycleRequest) => generationOf(request).runtime;
 
   registerHealthRoutes(app, readinessNow);
   registerMetadataRoutes(app, () => current().config);
@@ -156,15 +169,20 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
       logError: (request, error) => request.log.error({ err: error }, 'authorization server request failed'),
     });
   }
-  registerProxyRoutes(app, {
+  registerUnmatchedPaths(app, config.limits.maxBodyBytes);
+  front.claim = createProxyDoor({
+    lifecycle,
     current: runtimeOf,
+    routes: (path) => current().routes.has(path),
     dispatcherOf: (request, route) => {
       const dispatcher = generationOf(request).dispatchers.get(route);
       if (!dispatcher) throw new Error(`no upstream pool for route ${route}`);
       return dispatcher;
     },
     maxBodyBytes: config.limits.maxBodyBytes,
-    sendError: refuse,
+    refusal: (request, error) => refusalAnswer(metrics, request, error),
+    logger: deps.logger,
+    requestId: requestIdOf,
     eventStreams: streams,
     onUpstreamResult: upstreamObserver(metrics),
     ...(tracing && { tracing }),
@@ -178,7 +196,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
       settings: config.decision,
       maxBodyBytes: config.limits.maxBodyBytes,
       pinRuntimes: (decisionApp) => {
-        const decisionLifecycle = registerRequestLifecycle(decisionApp, runtimes);
+        const decisionLifecycle = registerRequestLifecycle(decisionApp, runtimes, refuse);
         doors.push(decisionLifecycle.pending);
         return (request) => decisionLifecycle.runtimeOf(request).runtime;
       },
@@ -218,7 +236,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
     },
     close: () => {
       closing ??= (async () => {
-        const refuseDraining = ([request, reply]: PendingRequest) => refuse(request, reply, new GatewayError('draining'));
+        const refuseDraining = ([, responder]: PendingRequest) => responder.refuse(new GatewayError('draining'));
         const result = await shutdown({
           drain: () => {
             draining = true;
@@ -227,7 +245,7 @@ export function buildServer(config: CompiledConfig, deps: ServerDeps): Gateway {
           answerUnanswered: async () => {
             const unanswered = doors.flatMap((door) => door.unanswered());
             unanswered.forEach(refuseDraining);
-            await Promise.all(unanswered.map(([, reply]) => closedWithin(reply, DEADLINE_ANSWER_MS)));
+            await Promise.all(unanswered.map(([, responder]) => closedWithin(responder.response, DEADLINE_ANSWER_MS)));
           },
           streams,
           idle: runtimes.idle,

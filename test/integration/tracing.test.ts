@@ -13,7 +13,7 @@ import { startTestIssuer, type TestIssuer } from '../helpers/issuer.js';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { eventually } from '../helpers/poll.js';
 import { startRedis, uniquePrefix, type RedisHandle } from '../helpers/redis.js';
-import { startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
+import { jsonRpcEcho, neverAnswering, startTestUpstream, type TestUpstream } from '../helpers/upstream.js';
 
 /**
  * OpenTelemetry tracing against a real OTLP/HTTP receiver (test/helpers/otlp-receiver.ts decodes what the gateway
@@ -207,16 +207,16 @@ describe('tracing through the proxy', () => {
   });
 
   it('the JWKS fetch, the client-credentials token request and the upstream call are child spans of the request', async () => {
-    // The first request of the file fetched the JWKS and the upstream token: all in the first trace.
+    // The first request of the file fetched the JWKS and the upstream token: all in the first trace. The proxy door
+    // runs both stages in the request's span (the token request comes after the body was read).
     const spans = await traceOf(hex(32, 'a'), (found) => found.some(toUpstream));
     const request = only(spans, isRequestSpan, 'request span');
-    const handler = only(spans, (span) => span.parentSpanId === request.spanId && span.name.startsWith('handler'), 'handler span');
     const jwks = only(spans, (span) => span.kind === CLIENT && span.attributes['url.full'] === issuer.jwksUri, 'JWKS fetch');
     expect(jwks.parentSpanId).toBe(request.spanId);
     const token = only(spans, (span) => span.kind === CLIENT && span.attributes['url.full'] === `${authServer.endpoint.origin}/token`, 'token request');
-    expect(token.parentSpanId).toBe(handler.spanId);
+    expect(token.parentSpanId).toBe(request.spanId);
     expect(token.attributes['http.request.method']).toBe('POST');
-    expect(only(spans, toUpstream, 'upstream call').parentSpanId).toBe(handler.spanId);
+    expect(only(spans, toUpstream, 'upstream call').parentSpanId).toBe(request.spanId);
   });
 
   it("the upstream receives one traceparent: the client's trace, the gateway's upstream span, and the client's tracestate", async () => {
@@ -301,6 +301,48 @@ describe('tracing through the proxy', () => {
     const request = only(spans, isRequestSpan, 'request span');
     expect(request.attributes).toMatchObject({ 'mcp_gateway.decision': 'missing_token', 'error.type': 'missing_token', 'http.response.status_code': 401 });
     expect(request.events.at(-1)).toBe('token');
+  });
+
+  it("a query on a route's path is not recorded: the proxy door's span names the path alone", async () => {
+    const canary = 'query-token-canary-5d1';
+    minted.push(canary);
+    const traceId = hex(32, '6');
+    const response = await post(`/calc/mcp?access_token=${canary}`, { jsonrpc: '2.0', id: 7, method: 'tools/list' }, { traceparent: `00-${traceId}-${hex(16, '7')}-01` });
+    // A token in the query is refused (RFC 6750 §2.3 is not supported); its span is still recorded.
+    expect(response.status).toBe(400);
+    const request = only(await traceOf(traceId, (found) => found.some(isRequestSpan)), isRequestSpan, 'request span');
+    expect(request.name).toBe('POST /calc/mcp');
+    expect(request.attributes).toMatchObject({ 'url.path': '/calc/mcp', 'http.route': '/calc/mcp', 'http.request.method': 'POST' });
+  });
+
+  it('a client gone before any answer exports no request span; the message span it opened still ends', async () => {
+    const requestTrace = hex(32, 'c');
+    const messageTrace = hex(32, 'd');
+    const { reached, closed } = neverAnswering(upstream);
+    try {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'add', _meta: { traceparent: `00-${messageTrace}-${hex(16, 'e')}-01` } } });
+      const outgoing = httpRequest(`${gatewayUrl}/calc/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${await bearer(CALC)}`,
+          traceparent: `00-${requestTrace}-${hex(16, 'f')}-01`,
+        },
+      });
+      outgoing.on('error', () => undefined);
+      outgoing.end(body);
+      await reached;
+      outgoing.destroy();
+      await closed;
+      // Both spans end (or not) on the same response's close, the request span's listener first: once the message
+      // span is exported, a request span would have been too.
+      await traceOf(messageTrace, (found) => found.some((span) => span.name === 'tools/call add'));
+      await tracing.provider.forceFlush();
+      expect(receiver.spans().filter((span) => span.traceId === requestTrace && isRequestSpan(span))).toEqual([]);
+    } finally {
+      upstream.respondWith(jsonRpcEcho);
+    }
   });
 
   it("an unsampled caller's trace is not recorded, yet continues to the upstream", async () => {

@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { CONSENT_PATH_PREFIX } from '../../config/rules.js';
 import { pathOf } from '../../decision/index.js';
@@ -8,6 +7,7 @@ import { auditRecord } from '../../observability/audit.js';
 import { requestOutcome, UNMATCHED_ROUTE, upstreamStatusClass, type GatewayMetrics } from '../../observability/metrics.js';
 import type { SseStreams } from '../../observability/sse-streams.js';
 import { HEALTH_PATHS } from '../public/health.js';
+import type { LifecycleRequest } from './lifecycle.js';
 import type { DoorRuntime } from './runtime.js';
 
 export interface RequestObserverOptions {
@@ -26,7 +26,7 @@ function isMcpPath(path: string): boolean {
  * names requests refused before the decision matched a route): when its answer starts, or when the client went
  * away first (no status).
  */
-export type RequestAnswered = (request: FastifyRequest, runtime: DoorRuntime, status: number | undefined, latencyMs: number) => void;
+export type RequestAnswered = (request: LifecycleRequest, runtime: DoorRuntime, status: number | undefined, latencyMs: number) => void;
 
 /**
  * Per request on an MCP path: `requests_total` and one `audit` log line (with the request id), when the answer
@@ -54,7 +54,7 @@ export function trackEventStream(response: ServerResponse, streams: SseStreams):
 
 /** Feeds `upstream_request_seconds`; given to the proxy routes. */
 export function upstreamObserver(metrics: GatewayMetrics) {
-  return (request: FastifyRequest, result: number | 'unreachable' | 'timeout', elapsedMs: number): void => {
+  return (request: Pick<LifecycleRequest, 'decision'>, result: number | 'unreachable' | 'timeout', elapsedMs: number): void => {
     const route = request.decision?.entry?.route.name ?? UNMATCHED_ROUTE;
     metrics.upstream(route, upstreamStatusClass(result), elapsedMs / 1000);
   };

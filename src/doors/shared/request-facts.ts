@@ -1,21 +1,29 @@
-import type { FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
 import type { TrustedProxies } from '../../config/trusted-proxies.js';
 import type { RequestFacts } from '../../decision/index.js';
 import { clientOrigin } from './forwarded.js';
 
+/** What the facts are read from: fastify's request, or the proxy door's on Node's own. */
+export interface FactsSource {
+  readonly method: string;
+  readonly url: string;
+  readonly raw: IncomingMessage;
+}
+
 /**
- * A request's decision facts, straight from the framework's request (either front door): no copying of headers.
+ * A request's decision facts, straight from the door's request (either front door): no copying of headers.
  * Host and client address come from X-Forwarded-* only when the peer is one of `trusted_proxies`.
  */
-export function requestFacts(request: FastifyRequest, trusted: TrustedProxies): RequestFacts {
+export function requestFacts(request: FactsSource, trusted: TrustedProxies): RequestFacts {
   const peer = request.raw.socket.remoteAddress;
-  let host = request.headers.host;
+  const headers = request.raw.headers;
+  let host = headers.host;
   let clientAddress = peer;
-  if (!trusted.none) ({ host, clientAddress } = clientOrigin(peer, request.headers, trusted));
+  if (!trusted.none) ({ host, clientAddress } = clientOrigin(peer, headers, trusted));
   return {
     method: request.method,
     url: request.url,
-    headers: request.headers,
+    headers,
     rawHeaders: request.raw.rawHeaders,
     host,
     clientAddress,

@@ -1,6 +1,7 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FastifyOtelInstrumentation } from '@fastify/otel';
-import { context, propagation, ROOT_CONTEXT, SpanKind, trace, type Attributes, type Span } from '@opentelemetry/api';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { pathOf, type DecisionState, type DecisionTrace } from '../../decision/index.js';
 import { bounded, type AuditPrincipal } from '../../observability/audit.js';
 import { TRACER_NAME } from '../../observability/tracing-sdk.js';
@@ -10,11 +11,13 @@ import type { JsonRpcMessageFacts } from '../../policy/jsonrpc.js';
  * What the front doors do when `telemetry.traces` is set. Loaded only then (src/gateway/tracing.ts imports this
  * module lazily, the doors import its type only): with tracing off, no door calls anything of it.
  *
- * The span per request comes from @fastify/otel (the Fastify team's instrumentation for fastify 5, registered as a
- * plugin: no require hook), which takes the caller's W3C traceparent/tracestate header as the parent and runs the
- * request's hooks and handler in the span's context, so the calls made meanwhile (undici, ioredis) are its children.
- * The gateway adds what only it knows: the decision's steps as events, and the route, MCP method and target,
- * verdict and caller (as a keyed hash) as attributes.
+ * On fastify's doors the span per request comes from @fastify/otel (the Fastify team's instrumentation for
+ * fastify 5, registered as a plugin: no require hook), which takes the caller's W3C traceparent/tracestate header
+ * as the parent and runs the request's hooks and handler in the span's context, so the calls made meanwhile
+ * (undici, ioredis) are its children. The proxy door serves its requests before fastify sees them
+ * (doors/proxy/plugin.ts), so it starts the same span itself (`startRequest`). The gateway adds what only it
+ * knows: the decision's steps as events, and the route, MCP method and target, verdict and caller (as a keyed
+ * hash) as attributes.
  */
 export interface DoorTracing {
   /** A span per request on `app`: call right after creating the app, before any hook or route. */
@@ -22,11 +25,27 @@ export interface DoorTracing {
   /** Records `state`'s decision on the request's span (`state.trace`), when the request is sampled. */
   traceDecision(request: FastifyRequest, state: DecisionState): void;
   /**
+   * The span of a request the proxy door serves on Node's own request and response, as @fastify/otel would make
+   * it: a server span, child of the caller's traceparent, ended when the response closes with its status.
+   */
+  startRequest(request: IncomingMessage, response: ServerResponse): RequestSpan;
+}
+
+/** The proxy door's span of one request. */
+export interface RequestSpan {
+  /**
+   * Runs `step` in the span's context, so that the calls it makes (undici, ioredis) are the span's children. The
+   * door enters it again wherever it resumes from a stream's event (the body read), which carries no context.
+   */
+  run<T>(step: () => T): T;
+  /** Records `state`'s decision on the span (`state.trace`), when the request is sampled. */
+  traceDecision(state: DecisionState): void;
+  /**
    * Starts the upstream call (`start`) in the MCP message's own trace when its `params._meta` carries a valid
    * traceparent (MCP SEP-414): a span for the message, child of that context and linked to the request's span,
    * ended when the response closes. Else in the context it is called in (the request's).
    */
-  inMessageTrace<T>(request: FastifyRequest, reply: FastifyReply, message: JsonRpcMessageFacts | undefined, start: () => T): T;
+  inMessageTrace<T>(message: JsonRpcMessageFacts | undefined, start: () => T): T;
 }
 
 /** The gateway's own attributes, beside OpenTelemetry's semantic conventions for HTTP and MCP. */
@@ -97,14 +116,48 @@ class SpanDecisionTrace implements DecisionTrace {
   }
 }
 
+/** `RequestSpan`: the span, and the context that holds it. */
+class ProxyRequestSpan implements RequestSpan {
+  constructor(
+    private readonly tracer: Tracer,
+    private readonly spanContext: Context,
+    private readonly span: Span,
+    private readonly response: ServerResponse,
+    private readonly principalOf: AuditPrincipal,
+  ) {}
+
+  run<T>(step: () => T): T {
+    return context.with(this.spanContext, step);
+  }
+
+  traceDecision(state: DecisionState): void {
+    if (this.span.isRecording()) state.trace = new SpanDecisionTrace(this.span, state, this.principalOf);
+  }
+
+  inMessageTrace<T>(message: JsonRpcMessageFacts | undefined, start: () => T): T {
+    const carried = message?.traceContext;
+    const parent = carried && propagation.extract(ROOT_CONTEXT, carried);
+    const parentSpan = parent && trace.getSpanContext(parent);
+    // No (valid) context in the message: the call is a child of the request's span, active here.
+    if (!message || !parent || !parentSpan || !trace.isSpanContextValid(parentSpan)) return start();
+    const span = this.tracer.startSpan(
+      messageSpanName(message),
+      { kind: SpanKind.SERVER, attributes: messageAttributes(message), links: [{ context: this.span.spanContext() }] },
+      parent,
+    );
+    this.response.once('close', () => span.end());
+    return context.with(trace.setSpan(parent, span), start);
+  }
+}
+
 export function createDoorTracing(principalOf: AuditPrincipal): DoorTracing {
   const tracer = trace.getTracer(TRACER_NAME);
   return {
     register(app, { ignore }) {
       const instrumentation = new FastifyOtelInstrumentation({
         registerOnInitialization: false,
-        // One span per request, and one for its handler (the body's part of the decision and the upstream call,
-        // run in that span's context); a span per hook would only repeat them.
+        // One span per request, and one for its handler (run in that span's context); a span per hook would only
+        // repeat them.
         instrumentHooks: false,
         instrumentHandler: true,
         // An exception's message and stack may quote the request: the span's status says what failed.
@@ -126,21 +179,27 @@ export function createDoorTracing(principalOf: AuditPrincipal): DoorTracing {
       if (span?.isRecording()) state.trace = new SpanDecisionTrace(span, state, principalOf);
     },
 
-    inMessageTrace(request, reply, message, start) {
-      const carried = message?.traceContext;
-      const parent = carried && propagation.extract(ROOT_CONTEXT, carried);
-      const parentSpan = parent && trace.getSpanContext(parent);
-      // No (valid) context in the message: the call is a child of the handler's span, active here.
-      if (!message || !parent || !parentSpan || !trace.isSpanContextValid(parentSpan)) return start();
-      const requestContext = request.opentelemetry().context;
-      const requestSpan = requestContext && trace.getSpanContext(requestContext);
+    startRequest(request, response) {
+      const active = context.active();
+      // As @fastify/otel: the caller's traceparent is the parent unless a span is already active.
+      const parent = trace.getSpan(active) ? active : propagation.extract(active, request.headers);
+      const method = request.method ?? 'GET';
+      // The door serves exact route paths only: the path is the route (the decision names it again once known).
+      const path = pathOf(request.url ?? '/');
       const span = tracer.startSpan(
-        messageSpanName(message),
-        { kind: SpanKind.SERVER, attributes: messageAttributes(message), ...(requestSpan && { links: [{ context: requestSpan }] }) },
+        `${method} ${path}`,
+        { kind: SpanKind.SERVER, attributes: { 'http.request.method': method, 'url.path': path, 'http.route': path } },
         parent,
       );
-      reply.raw.once('close', () => span.end());
-      return context.with(trace.setSpan(parent, span), start);
+      response.once('close', () => {
+        // As on fastify's doors (README "Tracing"): a request whose client went away before any answer exports no
+        // request span; an unended span is only garbage.
+        if (!response.headersSent) return;
+        span.setAttribute('http.response.status_code', response.statusCode);
+        if (response.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+      });
+      return new ProxyRequestSpan(tracer, trace.setSpan(parent, span), span, response, principalOf);
     },
   };
 }
