@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { exportJWK, generateKeyPair } from 'jose';
 import { pino } from 'pino';
 import { startDevAuthServer } from '../../src/authserver/dev-auth-server.js';
@@ -272,4 +273,34 @@ export class TestOAuthClient implements OAuthClientProvider {
   async redirectToAuthorization(url: URL): Promise<void> {
     this.code = (await this.browser.authorize(url, this.options.redirectUrl)).code;
   }
+}
+
+/**
+ * Opens an MCP session on `resource` with `accessToken` as is (no refresh, no step-up) and calls the tool `name`:
+ * the HTTP status of the call.
+ */
+export async function callToolStatus(resource: string, accessToken: string, name: string): Promise<number> {
+  const post = (body: unknown, session?: string) =>
+    fetch(resource, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${accessToken}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(session === undefined ? {} : { 'mcp-session-id': session, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION }),
+      },
+      body: JSON.stringify(body),
+    });
+  const initialize = await post({
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+  });
+  await initialize.body?.cancel();
+  if (initialize.status !== 200) throw new Error(`initialize answered ${initialize.status}`);
+  const session = initialize.headers.get('mcp-session-id') ?? undefined;
+  const call = await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { a: 2, b: 3 } } }, session);
+  await call.body?.cancel();
+  return call.status;
 }

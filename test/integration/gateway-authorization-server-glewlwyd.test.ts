@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCalculator, type Calculator } from '../../examples/calculator/server.js';
@@ -11,6 +10,7 @@ import { launchChromium, type Pages } from '../clients/browser.js';
 import {
   IDP_CLIENT,
   TestOAuthClient,
+  callToolStatus,
   gatewayAsYaml,
   signingKeySet,
   sparePort,
@@ -125,33 +125,6 @@ async function connect(oauth: TestOAuthClient): Promise<Client> {
   return client;
 }
 
-/** `tools/call` of `name` with `accessToken` as is (no refresh, no step-up): the HTTP status. */
-async function callToolStatus(accessToken: string, name: string): Promise<number> {
-  const post = (body: unknown, session?: string) =>
-    fetch(resource, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${accessToken}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        ...(session === undefined ? {} : { 'mcp-session-id': session, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION }),
-      },
-      body: JSON.stringify(body),
-    });
-  const initialize = await post({
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-  });
-  await initialize.body?.cancel();
-  expect(initialize.status).toBe(200);
-  const session = initialize.headers.get('mcp-session-id') ?? undefined;
-  const call = await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { a: 2, b: 3 } } }, session);
-  await call.body?.cancel();
-  return call.status;
-}
-
 describe('the gateway as authorization server, signing people in at glewlwyd (Chromium, the official SDK client)', () => {
   it('an entitled person (groups includes calc-admins) signs in at glewlwyd, allows, and gets calc:write: multiply works', async () => {
     const person = new PersonInChromium(ALICE);
@@ -185,7 +158,7 @@ describe('the gateway as authorization server, signing people in at glewlwyd (Ch
     await client.close();
     const tokens = oauth.tokens();
     expect(tokens?.scope).toBe('mcp:tools');
-    expect(await callToolStatus(tokens?.access_token ?? '', 'multiply')).toBe(403);
+    expect(await callToolStatus(resource, tokens?.access_token ?? '', 'multiply')).toBe(403);
   });
 
   it('a wrong password at glewlwyd gets no code: the client is never called back and holds no token', async () => {

@@ -4,7 +4,6 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCalculator, type Calculator } from '../../examples/calculator/server.js';
@@ -13,6 +12,7 @@ import {
   IDP_CLIENT,
   TestBrowser,
   TestOAuthClient,
+  callToolStatus,
   gatewayAsYaml,
   signingKeySet,
   startEnterpriseIdp,
@@ -93,33 +93,6 @@ async function tokensFor(person: string, scope = 'mcp:tools', browser = new Test
   });
   expect(answer.status).toBe(200);
   return { clientId, browser, tokens: answer.body as { access_token: string; refresh_token?: string; scope: string } };
-}
-
-/** Opens an MCP session with `accessToken` and calls `name`: the HTTP status of the call. */
-async function callTool(accessToken: string, name: string): Promise<number> {
-  const post = (body: unknown, session?: string) =>
-    fetch(resource, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${accessToken}`,
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        ...(session === undefined ? {} : { 'mcp-session-id': session, 'mcp-protocol-version': LATEST_PROTOCOL_VERSION }),
-      },
-      body: JSON.stringify(body),
-    });
-  const initialize = await post({
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-  });
-  await initialize.body?.cancel();
-  expect(initialize.status).toBe(200);
-  const session = initialize.headers.get('mcp-session-id') ?? undefined;
-  const call = await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { a: 2, b: 3 } } }, session);
-  await call.body?.cancel();
-  return call.status;
 }
 
 /** Client ID Metadata Documents on loopback http, each path behaving as its test needs. */
@@ -300,21 +273,21 @@ describe('the gateway as authorization server: scopes and entitlements', () => {
   it('grants an entitled person the scope asked for', async () => {
     const { tokens } = await tokensFor('alice', 'mcp:tools calc:write');
     expect(tokens.scope.split(' ').sort()).toEqual(['calc:write', 'mcp:tools']);
-    expect(await callTool(tokens.access_token, 'multiply')).toBe(200);
+    expect(await callToolStatus(resource, tokens.access_token, 'multiply')).toBe(200);
   });
 
   it('never grants a scope the person is not entitled to', async () => {
     const { tokens, browser } = await tokensFor('bob', 'mcp:tools calc:write');
     expect(tokens.scope).toBe('mcp:tools');
     expect(browser.consentPages.at(-1)).toContain('Not granted');
-    expect(await callTool(tokens.access_token, 'multiply')).toBe(403);
-    expect(await callTool(tokens.access_token, 'add')).toBe(200);
+    expect(await callToolStatus(resource, tokens.access_token, 'multiply')).toBe(403);
+    expect(await callToolStatus(resource, tokens.access_token, 'add')).toBe(200);
   });
 
   it('lets a refresh ask for a consented scope beyond the first request (step-up by refresh)', async () => {
     const { tokens, clientId } = await tokensFor('alice', 'mcp:tools');
     expect(tokens.scope).toBe('mcp:tools');
-    expect(await callTool(tokens.access_token, 'multiply')).toBe(403);
+    expect(await callToolStatus(resource, tokens.access_token, 'multiply')).toBe(403);
     const refreshed = await postForm('/oauth/token', {
       grant_type: 'refresh_token',
       refresh_token: tokens.refresh_token ?? '',
@@ -324,7 +297,7 @@ describe('the gateway as authorization server: scopes and entitlements', () => {
     });
     expect(refreshed.status).toBe(200);
     expect(String(refreshed.body.scope).split(' ').sort()).toEqual(['calc:write', 'mcp:tools']);
-    expect(await callTool(String(refreshed.body.access_token), 'multiply')).toBe(200);
+    expect(await callToolStatus(resource, String(refreshed.body.access_token), 'multiply')).toBe(200);
   });
 
   it('ends a remembered consent beyond what the person is still entitled to at their next sign-in', async () => {
