@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -303,4 +305,23 @@ export async function callToolStatus(resource: string, accessToken: string, name
   const call = await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { a: 2, b: 3 } } }, session);
   await call.body?.cancel();
   return call.status;
+}
+
+/**
+ * The official SDK client connected to `resource` through the gateway: the first connect sends the person through
+ * `oauth`'s authorization; the code it brings back is exchanged and the client connects again.
+ */
+export async function connectSdkClient(resource: string, oauth: TestOAuthClient, name: string): Promise<Client> {
+  const url = new URL(resource);
+  const client = new Client({ name, version: '1.0.0' });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: oauth }));
+    return client;
+  } catch (error) {
+    if (!(error instanceof UnauthorizedError) || oauth.code === undefined) throw error;
+  }
+  const transport = new StreamableHTTPClientTransport(url, { authProvider: oauth });
+  await transport.finishAuth(oauth.code);
+  await client.connect(transport);
+  return client;
 }

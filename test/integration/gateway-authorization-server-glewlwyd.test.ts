@@ -1,8 +1,5 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCalculator, type Calculator } from '../../examples/calculator/server.js';
@@ -10,6 +7,7 @@ import { launchChromium, type Pages } from '../clients/browser.js';
 import {
   IDP_CLIENT,
   TestOAuthClient,
+  connectSdkClient,
   callToolStatus,
   gatewayAsYaml,
   signingKeySet,
@@ -109,27 +107,11 @@ class PersonInChromium implements PersonAtBrowser {
   }
 }
 
-/** The official SDK client, connected through the gateway after the person's authorization. */
-async function connect(oauth: TestOAuthClient): Promise<Client> {
-  const url = new URL(resource);
-  const client = new Client({ name: 'sdk-glewlwyd-test', version: '1.0.0' });
-  try {
-    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: oauth }));
-    return client;
-  } catch (error) {
-    if (!(error instanceof UnauthorizedError) || oauth.code === undefined) throw error;
-  }
-  const transport = new StreamableHTTPClientTransport(url, { authProvider: oauth });
-  await transport.finishAuth(oauth.code);
-  await client.connect(transport);
-  return client;
-}
-
 describe('the gateway as authorization server, signing people in at glewlwyd (Chromium, the official SDK client)', () => {
   it('an entitled person (groups includes calc-admins) signs in at glewlwyd, allows, and gets calc:write: multiply works', async () => {
     const person = new PersonInChromium(ALICE);
     const oauth = new TestOAuthClient(person, { redirectUrl: redirectUri });
-    const client = await connect(oauth);
+    const client = await connectSdkClient(resource, oauth, 'sdk-glewlwyd-test');
     const consentPage = person.consentPages.at(-1) ?? '';
     expect(consentPage).toContain('SDK test client');
     expect(consentPage).toContain(new URL(redirectUri).host);
@@ -152,7 +134,7 @@ describe('the gateway as authorization server, signing people in at glewlwyd (Ch
   it('a person without the claim gets only mcp:tools: add works, multiply gets 403', async () => {
     const person = new PersonInChromium(BOB);
     const oauth = new TestOAuthClient(person, { redirectUrl: redirectUri });
-    const client = await connect(oauth);
+    const client = await connectSdkClient(resource, oauth, 'sdk-glewlwyd-test');
     const result = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
     expect(JSON.stringify(result.content)).toContain('5');
     await client.close();
@@ -165,7 +147,7 @@ describe('the gateway as authorization server, signing people in at glewlwyd (Ch
     const person = new PersonInChromium({ username: ALICE.username, password: 'not-her-password' });
     const oauth = new TestOAuthClient(person, { redirectUrl: redirectUri });
     const callbacksBefore = callbacksReceived.length;
-    await expect(connect(oauth)).rejects.toThrow(/Authentication error/);
+    await expect(connectSdkClient(resource, oauth, 'sdk-glewlwyd-test')).rejects.toThrow(/Authentication error/);
     expect(oauth.code).toBeUndefined();
     expect(oauth.tokens()).toBeUndefined();
     expect(person.consentPages).toHaveLength(0);

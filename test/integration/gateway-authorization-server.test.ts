@@ -1,9 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCalculator, type Calculator } from '../../examples/calculator/server.js';
@@ -12,6 +9,7 @@ import {
   IDP_CLIENT,
   TestBrowser,
   TestOAuthClient,
+  connectSdkClient,
   callToolStatus,
   gatewayAsYaml,
   signingKeySet,
@@ -214,26 +212,11 @@ describe('the gateway as authorization server: an issuer with a path', () => {
 });
 
 describe('the gateway as authorization server: the official SDK client', () => {
-  async function connect(oauth: TestOAuthClient): Promise<Client> {
-    const url = new URL(resource);
-    const client = new Client({ name: 'sdk-test', version: '1.0.0' });
-    try {
-      await client.connect(new StreamableHTTPClientTransport(url, { authProvider: oauth }));
-      return client;
-    } catch (error) {
-      if (!(error instanceof UnauthorizedError) || oauth.code === undefined) throw error;
-    }
-    const transport = new StreamableHTTPClientTransport(url, { authProvider: oauth });
-    await transport.finishAuth(oauth.code);
-    await client.connect(transport);
-    return client;
-  }
-
   it('registers dynamically, signs the person in at the IdP, asks consent and calls a tool', async () => {
     people.next = 'alice';
     const browser = new TestBrowser();
     const oauth = new TestOAuthClient(browser, { redirectUrl: REDIRECT });
-    const client = await connect(oauth);
+    const client = await connectSdkClient(resource, oauth, 'sdk-test');
     const result = await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } });
     expect(JSON.stringify(result.content)).toContain('5');
     await client.close();
@@ -249,7 +232,7 @@ describe('the gateway as authorization server: the official SDK client', () => {
     people.next = 'alice';
     const browser = new TestBrowser();
     const oauth = new TestOAuthClient(browser, { redirectUrl: REDIRECT });
-    const client = await connect(oauth);
+    const client = await connectSdkClient(resource, oauth, 'sdk-test');
     expect(oauth.tokens()?.scope).not.toContain('calc:write');
     const result = await client.callTool({ name: 'multiply', arguments: { x: 6, y: 7 } });
     expect(JSON.stringify(result.content)).toContain('42');
@@ -262,7 +245,7 @@ describe('the gateway as authorization server: the official SDK client', () => {
     people.next = 'alice';
     const browser = new TestBrowser();
     const oauth = new TestOAuthClient(browser, { redirectUrl: REDIRECT, clientMetadataUrl: `${documentsUrl}/good.json` });
-    const client = await connect(oauth);
+    const client = await connectSdkClient(resource, oauth, 'sdk-test');
     expect((await client.listTools()).tools.map((tool) => tool.name)).toContain('add');
     await client.close();
     expect(browser.consentPages.at(-1)).toContain('Metadata document client');
