@@ -38,6 +38,10 @@ export interface FrontDoor {
   claim: ((request: IncomingMessage, response: ServerResponse) => boolean) | undefined;
 }
 
+/** Marks a request the server already offered to the front door, so fastify's hook does not ask a second time. */
+const OFFERED = Symbol('offered to the front door');
+type OfferedRequest = IncomingMessage & { [OFFERED]?: true };
+
 /**
  * The main listener's app, before any route: request ids, the request-receiving timeouts, and every error a
  * handler or the framework raises answered by the response table (sendRefusal). Its server hands each request to
@@ -48,8 +52,10 @@ export function buildMainListener(limits: LimitSettings, logger: Logger, metrics
     // The server fastify would make, with the front door before fastify's routing.
     serverFactory: (handler) => {
       // Node checks the timers of `requestTimeout` this often (its default, 30 s, would let a stalled body live 30 s past them).
-      const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS }, (request, response) => {
-        if (front.claim?.(request, response) !== true) handler(request, response);
+      const server = createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS }, (request: OfferedRequest, response) => {
+        if (front.claim?.(request, response) === true) return;
+        request[OFFERED] = true;
+        handler(request, response);
       });
       server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
       // The whole request (headers and body) must arrive within this; the answer, SSE streams included, is not
@@ -76,9 +82,9 @@ export function buildMainListener(limits: LimitSettings, logger: Logger, metrics
   });
   app.decorateRequest('decision', null);
   // A request that reaches fastify without going through its server (`app.inject`: tests, tools) meets the same
-  // front door first; on the server a request gets here only once the door has passed it by.
+  // front door first; one from the server was offered to it already.
   app.addHook('onRequest', (request, reply, done) => {
-    if (front.claim?.(request.raw, reply.raw) === true) reply.hijack();
+    if ((request.raw as OfferedRequest)[OFFERED] !== true && front.claim?.(request.raw, reply.raw) === true) reply.hijack();
     else done();
   });
   app.setErrorHandler((error: FastifyError, request, reply) => sendRefusal(metrics, request, reply, refusalOf(error)));
